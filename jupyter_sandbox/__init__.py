@@ -1,0 +1,73 @@
+"""jupyter_sandbox: durable, resumable JavaScript workflow scripts for Jupyter.
+
+A script runs in a deterministic QuickJS realm; its only effects are calls to
+Python *actions* and journaled clock and random reads, timers and events.
+Every effect is written to a journal, so a run can pause (an action needs a
+human) and resume later by replaying the journal: nothing recorded runs twice.
+
+>>> from jupyter_sandbox import Sandbox
+>>> sb = Sandbox()
+>>> sb.eval("return 1 + 1").output
+2
+
+In a notebook: ``%load_ext jupyter_sandbox`` then a ``%%sandbox`` cell.
+"""
+
+from .actions import ActionInterrupt, Resume
+from .clock import ManualClock, SystemClock
+from .errors import (ActionError, CallLogMismatchError, Interrupt, InvalidCallLog, LimitExceeded, LintError,
+                     RunBusyError, RunNotFound, RunParked, RunPaused, RunStateError, SandboxError,
+                     SandboxInterrupt, ScriptError, StoreError)
+from .journal import CallLog
+from .realm import Limits
+from .results import CheckReport, RunInfo, RunResult
+from .runner import Observer
+from .sandbox import Sandbox
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ActionError",
+    "ActionInterrupt",
+    "CallLog",
+    "CallLogMismatchError",
+    "CheckReport",
+    "Interrupt",
+    "InvalidCallLog",
+    "LimitExceeded",
+    "Limits",
+    "LintError",
+    "ManualClock",
+    "Observer",
+    "Resume",
+    "RunBusyError",
+    "RunInfo",
+    "RunNotFound",
+    "RunParked",
+    "RunPaused",
+    "RunResult",
+    "RunStateError",
+    "Sandbox",
+    "SandboxError",
+    "SandboxInterrupt",
+    "ScriptError",
+    "StoreError",
+    "SystemClock",
+    "__version__",
+]
+
+
+def load_ipython_extension(ipython):  # pragma: no cover - exercised through a kernel
+    """``%load_ext jupyter_sandbox``: register the %%sandbox magics."""
+    from .magic import load_ipython_extension as load
+
+    load(ipython)
+
+
+def __getattr__(name: str):
+    # The notebook's module-level decorators live with the magic, loaded on first use.
+    if name in ("action", "agent", "default_sandbox"):
+        from . import notebook
+
+        return getattr(notebook, name)
+    raise AttributeError(f"module 'jupyter_sandbox' has no attribute {name!r}")

@@ -1,0 +1,168 @@
+"""Actions: the Python callables a script may call, and how one call is made.
+
+An action is called with the script's one argument. To pause the run for a
+human it raises ``ActionInterrupt``; on resume it is called again with
+``resume=Resume(value=ANSWER, state=CHECKPOINT)``. ``approval=True`` puts that
+pattern in front of any function.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any, Callable
+
+__all__ = ["Action", "ActionInterrupt", "Resume", "Outcome", "call_action", "to_json"]
+
+
+class ActionInterrupt(Exception):
+    """Raised by an action to pause the run until a caller answers.
+
+    ``data`` is shown to the person answering (the approval panel renders
+    it); ``state`` is the action's private checkpoint, handed back on resume.
+
+    >>> def send(msg, resume=None):
+    ...     if resume is None:
+    ...         raise ActionInterrupt(data={"draft": msg}, state={"attempt": 1})
+    ...     return {"sent": resume.value}
+    """
+
+    def __init__(self, data: Any = None, state: Any = None):
+        self.data, self.state = data, state
+        super().__init__("action needs an answer")
+
+
+@dataclass(frozen=True)
+class Resume:
+    """An answer to an interrupt.
+
+    Passed to ``Sandbox.eval(resume=...)`` it targets the interrupted call at
+    ``position`` (or, with parallel or child interrupts, the interrupt ``id``);
+    passed to an action it carries the answer ``value`` and the ``state`` the
+    action saved when it interrupted.
+    """
+
+    position: int | None = None
+    value: Any = None
+    state: Any = None
+    id: str | None = None
+
+
+@dataclass
+class Action:
+    name: str
+    fn: Callable[..., Any]
+    approval: bool = False
+    timeout: float | None = None
+    description: str | None = None
+
+    def __post_init__(self) -> None:
+        params = inspect.signature(self.fn).parameters.values()
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+        self.takes_input = bool(positional) and positional[0].name != "resume"
+        self.takes_resume = any(p.name == "resume" or p.kind == p.VAR_KEYWORD for p in params)
+        self.is_async = inspect.iscoroutinefunction(self.fn)
+        self.description = self.description or (inspect.getdoc(self.fn) or "").split("\n")[0] or None
+
+
+@dataclass
+class Outcome:
+    """What one live call produced: a value (with its JSON), a failure, or an interrupt."""
+
+    kind: str  # "ok", "error", "interrupt"
+    value: Any = None
+    json: str = "null"
+    error: dict[str, str] | None = None
+    data: Any = None
+    state: Any = None
+    approval: bool = False
+
+
+def to_json(value: Any, what: str) -> str:
+    """JSON for the realm; a clear TypeError naming ``what`` and the offending part if it is not JSON."""
+    try:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        text.encode("utf-8")  # a lone surrogate cannot be stored
+        return text
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+        raise TypeError(f"{what} is not JSON: {_first_problem(value, '$')}") from None
+
+
+def _first_problem(value: Any, path: str, depth: int = 0) -> str:
+    if depth > 100:
+        return f"{path} nests deeper than 100 levels (a cycle?)"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{path} has a key of type {type(key).__name__}"
+            found = _first_problem(item, f"{path}.{key}", depth + 1)
+            if found:
+                return found
+        return ""
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = _first_problem(item, f"{path}[{i}]", depth + 1)
+            if found:
+                return found
+        return ""
+    if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
+        return f"{path} is {value}, which JSON cannot carry"
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{path} is a string with a lone surrogate"
+        return ""
+    if value is None or isinstance(value, (bool, int, float)):
+        return ""
+    return f"{path} is a {type(value).__name__}"
+
+
+async def call_action(action: Action, input: Any, resume: Resume | None, executor: Executor,
+                      timeout: float | None, *, gate: bool = True) -> Outcome:
+    """Make one live call: run the function (threaded if plain, on the loop if async) and classify the result.
+
+    ``gate=False`` skips the approval step when an earlier attempt already approved this call.
+    """
+    if action.approval and gate:
+        if resume is None:
+            return Outcome("interrupt", data={"action": action.name, "input": input}, approval=True)
+        approved, input, reason = _approval(resume.value, input)
+        if not approved:
+            return Outcome("error", error={"name": "Rejected", "message": f"{action.name} was rejected"
+                                           + (f": {reason}" if reason else "")})
+        resume = None  # the answer was for the approval, not for the function
+    args = (input,) if action.takes_input else ()
+    kwargs = {"resume": resume} if action.takes_resume else {}
+    limit = action.timeout if action.timeout is not None else timeout
+    try:
+        if action.is_async:
+            pending = action.fn(*args, **kwargs)
+        else:
+            pending = asyncio.get_running_loop().run_in_executor(executor, lambda: action.fn(*args, **kwargs))
+        value = await (asyncio.wait_for(pending, limit) if limit else pending)
+    except ActionInterrupt as interrupt:
+        return Outcome("interrupt", data=interrupt.data, state=interrupt.state)
+    except asyncio.TimeoutError:
+        return Outcome("error", error={"name": "Timeout", "message": f"{action.name} did not finish within {limit:g} s"})
+    except Exception as exc:  # any failure of user code becomes the script's ActionError
+        return Outcome("error", error={"name": type(exc).__name__, "message": f"{type(exc).__name__}: {exc}"})
+    try:
+        text = to_json(value, f"the value {action.name} returned")
+    except TypeError as exc:
+        return Outcome("error", error={"name": "TypeError", "message": str(exc)})
+    # The journal keeps exactly what the script sees (tuples as lists, and so on).
+    plain = json.loads(text) if isinstance(value, (dict, list, tuple)) else value
+    return Outcome("ok", value=plain, json=text)
+
+
+def _approval(answer: Any, input: Any) -> tuple[bool, Any, str | None]:
+    """Read an approval answer: True / False, or {"approved": bool, "input": edited, "reason": str}."""
+    if isinstance(answer, dict) and "approved" in answer:
+        if answer["approved"]:
+            return True, answer.get("input", input), None
+        return False, input, answer.get("reason")
+    return bool(answer), input, None

@@ -1,0 +1,121 @@
+"""Child runs: ``ctx.delegate`` (a script child) and ``ctx.agent`` (a Python agent).
+
+A child is a run of its own, with its own journal, linked to its parent. To
+the parent it is one effect: its output is the result, its failure an
+``ActionError``, its interrupt the parent's interrupt. Resuming the parent
+resumes the child first; a child that already finished is never run again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .actions import Outcome, Resume, call_action, to_json
+from .errors import ActionError, Interrupt, RunNotFound, SandboxError
+from .journal import JournalWriter
+from .runner import Answers, AttemptResult, Runner
+from .store import RunRow, source_hash
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+__all__ = ["run_child"]
+
+
+async def run_child(engine: Engine, parent: Runner, op: str, spec: Any, child_id: str,
+                    answers: Answers) -> Outcome:
+    try:
+        existing = engine.store.get_run(child_id)
+    except RunNotFound:
+        existing = None
+    try:
+        if existing is not None and existing.status == "completed":
+            return _ok(existing.output, existing.name or child_id)  # finished before the parent recorded it
+        if op == "delegate":
+            result = await _delegate(engine, parent, spec, child_id, existing, answers)
+        else:
+            result = await _agent(engine, parent, spec, child_id, existing, answers)
+    except SandboxError as exc:
+        return Outcome("error", error={"name": type(exc).__name__, "message": str(exc).split("\n")[0]})
+    return _outcome(result, child_id)
+
+
+def _ok(output: Any, name: str) -> Outcome:
+    try:
+        return Outcome("ok", value=output, json=to_json(output, f"the output of child {name}"))
+    except TypeError as exc:
+        return Outcome("error", error={"name": "TypeError", "message": str(exc)})
+
+
+def _outcome(result: AttemptResult, child_id: str) -> Outcome:
+    if result.status == "completed":
+        return _ok(result.output, child_id)
+    if result.status == "interrupted":
+        return Outcome("child-interrupt", data=result.interrupts)
+    if result.status == "parked":
+        return Outcome("parked", data=result.due)
+    error = result.error
+    message = getattr(error, "message", None) or str(error).split("\n")[0]
+    return Outcome("error", error={"name": type(error).__name__, "message": f"child run {child_id} failed: {message}"})
+
+
+async def _delegate(engine: Engine, parent: Runner, spec: Any, child_id: str, existing: RunRow | None,
+                    answers: Answers) -> AttemptResult:
+    if existing is None:
+        script = spec.get("script") if isinstance(spec, dict) else None
+        if not isinstance(script, str):
+            raise ChildSpecError("ctx.delegate({script, input, name}) needs `script`, the child's source as a string")
+        engine.check_source(script, parent.limits)
+        existing = RunRow(id=child_id, kind="workflow", status="created", source=script, name=spec.get("name"),
+                          source_hash=source_hash(script), input=spec.get("input"), parent=parent.run.id,
+                          options={"strict": parent.strict, "actions": parent.run.options.get("actions")})
+        engine.store.create_run(existing)
+    result, _, _ = await engine.run_chain(existing, answers, parent.observer, parent.limits)
+    return result
+
+
+async def _agent(engine: Engine, parent: Runner, spec: Any, child_id: str, existing: RunRow | None,
+                 answers: Answers) -> AttemptResult:
+    name = spec.get("agent") if isinstance(spec, dict) else None
+    agent = engine.agents.get(name) if isinstance(name, str) else None
+    if agent is None:
+        known = ", ".join(sorted(engine.agents)) or "none"
+        raise ChildSpecError(f"no agent named {name!r} is registered (available: {known})")
+    agent_input = spec.get("input")
+    if existing is None:
+        existing = RunRow(id=child_id, kind="agent", status="created", name=name, input=agent_input,
+                          parent=parent.run.id)
+        engine.store.create_run(existing)
+    allowed = ("created",) if existing.status == "created" else ("interrupted", "cancelled", "failed")
+    number = engine.store.claim(child_id, allowed, source_hash="")
+    journal = engine.store.journal(child_id)
+    writer = JournalWriter(journal, number, parent.limits.journal_entries, parent.limits.journal_bytes)
+    writer.append("attempt", None, n=number, source_hash=None, resumed_from=sorted(answers.by_id))
+    if journal.open_request(0) is None:
+        writer.append("call", 0, op="agent", name=name, input=agent_input, key=f"agent|{name}", description=None)
+    interrupt = journal.interrupt_at(0)
+    resume = None
+    if interrupt is not None and interrupt.body["id"] in answers.by_id:
+        value = answers.by_id[interrupt.body["id"]]
+        writer.append("answer", 0, value=value, id=interrupt.body["id"])
+        resume = Resume(position=0, value=value, state=interrupt.body.get("state"), id=interrupt.body["id"])
+    outcome = await call_action(agent, agent_input, resume, engine.executor, parent.limits.action_timeout)
+    if outcome.kind == "interrupt":
+        interrupt_id = f"{child_id}:0"
+        writer.append("interrupt", 0, name=name, input=agent_input, data=outcome.data, state=outcome.state,
+                      id=interrupt_id, approval=outcome.approval)
+        result = AttemptResult("interrupted", interrupts=[Interrupt(interrupt_id, child_id, 0, name, agent_input,
+                                                                    outcome.data, outcome.state, outcome.approval)])
+        engine.store.finish_attempt(child_id, number, "interrupted", writer.take(), replayed=0)
+        return result
+    if outcome.kind == "ok":
+        writer.append("result", 0, ok=True, value=outcome.value)
+        engine.store.finish_attempt(child_id, number, "completed", writer.take(), replayed=0, output=outcome.value)
+        return AttemptResult("completed", output=outcome.value)
+    writer.append("result", 0, ok=False, error=outcome.error)
+    engine.store.finish_attempt(child_id, number, "failed", writer.take(), replayed=0, error=outcome.error)
+    return AttemptResult("failed", error=ActionError(name, (outcome.error or {}).get("message", "failed")))
+
+
+class ChildSpecError(SandboxError, TypeError):
+    """A child spec that cannot be run (reported to the script as an ActionError)."""

@@ -1,0 +1,295 @@
+"""The engine: runs as a whole, on the event loop. Starts, resumes, follows
+``continueAsNew`` chains, checks and forks; ``children.py`` runs child runs.
+
+Everything here is ``async`` and runs on the engine's loop thread
+(``loop.py``); ``Sandbox`` is the synchronous face over it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+from .actions import Action, Resume, to_json
+from .clock import Clock
+from .errors import (CallLogMismatchError, LimitExceeded, RunParked, RunStateError, SandboxError,
+                     SandboxInterrupt)
+from .journal import CallLog, plan_from_call_log
+from .lint import lint
+from .realm import Limits
+from .results import CheckReport, RunResult
+from .runner import Answers, AttemptResult, FrontierReached, Observer, Runner
+from .store import RunRow, Store, new_run_id, source_hash
+
+__all__ = ["Engine"]
+
+log = logging.getLogger("jupyter_sandbox")
+
+RESUMABLE = ("interrupted", "parked", "cancelled", "failed")
+
+
+class Engine:
+    def __init__(self, store: Store, limits: Limits, clock: Clock,
+                 on_progress: Callable[[str, Any], None] | None = None):
+        self.store, self.limits, self.clock = store, limits, clock
+        self.actions: dict[str, Action] = {}
+        self.agents: dict[str, Action] = {}
+        self.executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="jsbx-action")
+        self.on_progress = on_progress
+
+    new_run_id = staticmethod(new_run_id)
+
+    async def run_child(self, parent: Runner, slot: int, op: str, spec: Any, child_id: str, answers: Answers,
+                        resumed: bool) -> Any:
+        from .children import run_child
+
+        return await run_child(self, parent, op, spec, child_id, answers)
+
+    def progress(self, run_id: str, patch: Any, observer: Observer) -> None:
+        for hook in (observer.progress, self.on_progress):
+            if hook is None:
+                continue
+            try:
+                hook(run_id, patch)
+            except Exception:  # a broken progress bar must not fail the run
+                log.exception("progress callback failed")
+
+    # -- starting and resuming ------------------------------------------------
+
+    def check_source(self, source: str, limits: Limits) -> None:
+        if not isinstance(source, str):
+            raise TypeError(f"the script must be a string, got {type(source).__name__}")
+        size = len(source.encode("utf-8", "surrogatepass"))
+        if size > limits.source_bytes:
+            raise LimitExceeded("source-size", f"the script is {size // 1024} KiB; the limit is "
+                                f"{limits.source_bytes // 1024} KiB", value=limits.source_bytes)
+        lint(source)
+
+    async def start(self, source: str, *, input: Any = None, name: str | None = None, strict: bool = False,
+                    actions: list[str] | None = None, limits: Limits | None = None, call_log: Any = None,
+                    answers: Answers | None = None, observer: Observer | None = None) -> RunResult:
+        limits = limits or self.limits
+        self.check_source(source, limits)
+        to_json(input, "the run's input")
+        plan = plan_from_call_log(call_log) if call_log is not None else None
+        run = RunRow(id=new_run_id(), kind="workflow", status="created", source=source, name=name,
+                     source_hash=source_hash(source), input=input,
+                     options={"strict": strict, "actions": actions, "limits": _limit_overrides(limits, self.limits)})
+        self.store.create_run(run)
+        recorded_at = _bare_recorded(call_log) if call_log is not None else None
+        return await self._drive(run, answers or Answers(), observer or Observer(), limits, plan, recorded_at)
+
+    async def resume(self, run_id: str, answers: Answers, *, source: str | None = None,
+                     observer: Observer | None = None, limits: Limits | None = None,
+                     force: bool = False) -> RunResult:
+        run = self.store.get_run(run_id)
+        if run.kind != "workflow" or run.parent is not None:
+            raise RunStateError(f"run {run_id} is a child run; resume its top-level run "
+                                f"{self._root(run_id)} instead", run_id=run_id, status=run.status)
+        if run.status in ("completed", "continued"):
+            raise RunStateError(f"run {run_id} is {run.status}; use check() to replay it or fork() to try "
+                                "another answer", run_id=run_id, status=run.status)
+        limits = limits or self._limits_of(run)
+        if source is not None and source != run.source:
+            self.check_source(source, limits)
+            self.store.update_run(run_id, source=source, source_hash=source_hash(source))
+            run.source, run.source_hash = source, source_hash(source)
+        return await self._drive(run, answers, observer or Observer(), limits, None, None, force=force)
+
+    async def _drive(self, run: RunRow, answers: Answers, observer: Observer, limits: Limits,
+                     plan: dict[str, Any] | None, recorded_at: Any, force: bool = False) -> RunResult:
+        result, run, run_ids = await self.run_chain(run, answers, observer, limits, plan, recorded_at, force)
+        return self._conclude(run, result, run_ids)
+
+    async def run_chain(self, run: RunRow, answers: Answers, observer: Observer, limits: Limits,
+                        plan: dict[str, Any] | None = None, recorded_at: Any = None,
+                        force: bool = False) -> tuple[AttemptResult, RunRow, list[str]]:
+        """Run attempts along a ``continueAsNew`` chain until one does not continue."""
+        run_ids = [run.id]
+        while True:
+            result = await self.attempt(run, answers, observer, limits, plan, recorded_at, force=force)
+            if result.status != "continued":
+                return result, run, run_ids
+            run = self._successor(run, result.state)
+            run_ids.append(run.id)
+            answers, plan, recorded_at, force = Answers(), None, None, False
+
+    async def attempt(self, run: RunRow, answers: Answers, observer: Observer, limits: Limits,
+                      plan: dict[str, Any] | None = None, recorded_at: Any = None, *,
+                      force: bool = False) -> AttemptResult:
+        """One attempt: claim the run (compare-and-set), run it, record how it ended."""
+        allowed = ("created",) if run.status == "created" else RESUMABLE
+        number = self.store.claim(run.id, allowed, source_hash=run.source_hash or "", force=force)
+        journal = self.store.journal(run.id)
+        runner = Runner(self, run, journal, number, plan=plan or journal.plan(), answers=answers,
+                        strict=bool(run.options.get("strict")), action_names=self._action_names(run),
+                        limits=limits, recorded_at=recorded_at or journal.recorded, observer=observer,
+                        size=self.store.journal_bytes(run.id), store=self.store)
+        runner.writer.append("attempt", None, n=number, source_hash=run.source_hash,
+                             resumed_from=sorted([*answers.by_id, *map(str, answers.by_position)]))
+        try:
+            result = await runner.run_attempt()
+        except asyncio.CancelledError:
+            self.store.finish_attempt(run.id, number, "cancelled", runner.writer.take(), replayed=0)
+            raise
+        except BaseException:
+            self.store.finish_attempt(run.id, number, "failed", runner.writer.take(), replayed=0)
+            raise
+        fields: dict[str, Any] = {}
+        if result.status == "completed":
+            fields.update(output=result.output, error=None)
+        elif result.status == "failed":
+            fields["error"] = _error_record(result.error)
+        elif result.status == "parked":
+            fields["wake_at"] = result.due
+        self.store.finish_attempt(run.id, number, result.status, runner.writer.take(), replayed=result.replayed,
+                                  **fields)
+        run.status = result.status
+        return result
+
+    def _conclude(self, run: RunRow, result: AttemptResult, run_ids: list[str]) -> RunResult:
+        if result.status == "completed":
+            return RunResult(result.output, result.console, result.data, self.call_log(run.id), run.id, run_ids,
+                             replayed=result.replayed)
+        if result.status == "interrupted":
+            raise SandboxInterrupt(run_id=run.id, call_log=self.call_log(run.id), console=result.console,
+                                   data=result.data, interrupts=result.interrupts)
+        if result.status == "parked":
+            raise RunParked(run_id=run.id, due=result.due, waiting=result.waiting, console=result.console,
+                            data=result.data, call_log=self.call_log(run.id))
+        assert result.error is not None
+        raise result.error
+
+    def call_log(self, run_id: str) -> CallLog:
+        return CallLog(self.store.journal(run_id).call_log(), run_id=run_id)
+
+    def _successor(self, run: RunRow, state: Any) -> RunRow:
+        successor = RunRow(id=new_run_id(), kind=run.kind, status="created", source=run.source, name=run.name,
+                           source_hash=run.source_hash, input=state, parent=run.parent, predecessor=run.id,
+                           options=run.options)
+        self.store.create_run(successor)
+        self.store.update_run(run.id, successor=successor.id)
+        return successor
+
+    def _action_names(self, run: RunRow) -> list[str]:
+        allowed = run.options.get("actions")
+        names = sorted(self.actions)
+        return names if allowed is None else [n for n in names if n in allowed]
+
+    def _limits_of(self, run: RunRow) -> Limits:
+        overrides = run.options.get("limits") or {}
+        return Limits(**{**self.limits.__dict__, **overrides}) if overrides else self.limits
+
+    def _root(self, run_id: str) -> str:
+        run = self.store.get_run(run_id)
+        while run.parent is not None:
+            run = self.store.get_run(run.parent)
+        return run.id
+
+    # -- signals and timers ----------------------------------------------------
+
+    async def signal(self, run_id: str, event: Any, observer: Observer | None = None) -> RunResult | None:
+        """Queue an event for a run; if it (or its top-level run) is parked, resume it now."""
+        to_json(event, "the signal's event")
+        self.store.add_signal(run_id, event)
+        root = self._root(run_id)
+        if self.store.get_run(root).status != "parked":
+            return None  # delivered when the run next reaches a matching wait
+        return await self._wake(root, observer)
+
+    async def run_due(self, observer: Observer | None = None) -> list[tuple[str, Any]]:
+        """Resume every parked top-level run whose timer (or wait timeout) is due now."""
+        woken = []
+        for run_id in self.store.due_runs(self.clock.now()):
+            woken.append((run_id, await self._wake(run_id, observer)))
+        return woken
+
+    async def _wake(self, run_id: str, observer: Observer | None) -> Any:
+        try:
+            return await self.resume(run_id, Answers(), observer=observer)
+        except RunStateError as exc:  # another process took it first: fine
+            return exc
+        except SandboxError as exc:
+            return exc
+
+    # -- determinism check and fork ----------------------------------------------
+
+    async def check(self, run_id: str, source: str | None = None) -> CheckReport:
+        """Replay a run in a scratch store, executing nothing; report the first divergence."""
+        run = self.store.get_run(run_id)
+        journal = self.store.journal(run_id)
+        if source is not None:
+            self.check_source(source, self.limits)
+            run.source = source
+        scratch = Store(":memory:")
+        runner = Runner(self, run, journal, journal.attempts + 1, plan=journal.plan(), answers=Answers(),
+                        strict=bool(run.options.get("strict")), action_names=self._action_names(run),
+                        limits=self._limits_of(run), recorded_at=journal.recorded, observer=Observer(),
+                        execute=False, store=scratch)
+        result = await runner.run_attempt()
+        scratch.close()
+        error = result.error
+        if isinstance(error, FrontierReached) or result.status == "completed":
+            matches = result.output == run.output if result.status == "completed" and run.status == "completed" \
+                else None
+            return CheckReport(run_id, True, result.replayed, output_matches=matches)
+        if isinstance(error, CallLogMismatchError):
+            return CheckReport(run_id, False, result.replayed, mismatch=error)
+        return CheckReport(run_id, False, result.replayed, error=error)
+
+    async def fork(self, run_id: str, at_seq: int, value: Any, answers: dict[str, Any],
+                   observer: Observer | None = None, name: str | None = None) -> RunResult:
+        """A new run that replays ``run_id``'s journal before ``at_seq`` and runs live after it."""
+        run = self.store.get_run(run_id)
+        fork = RunRow(id=new_run_id(), kind="workflow", status="created", source=run.source,
+                      name=name or f"{run.name or run.id} fork@{at_seq}", source_hash=run.source_hash,
+                      input=run.input, options={**run.options, "forked_from": [run.id, at_seq]})
+        self.store.create_run(fork)
+        attempts = self.store.copy_prefix(run.id, fork.id, at_seq)
+        self.store.update_run(fork.id, status="interrupted", attempt=attempts)
+        fork.status = "interrupted"
+        pending = self.pending(fork.id)
+        if value is not None and pending:
+            answers.setdefault(pending[0].id or "", value)
+        return await self._drive(fork, Answers(by_id=answers), observer or Observer(), self._limits_of(run),
+                                 None, None)
+
+    # -- views ------------------------------------------------------------------
+
+    def document(self, run_id: str) -> dict[str, Any]:
+        """The timeline document (docs/journal.md) of a run."""
+        run = self.store.get_run(run_id)
+        journal = self.store.journal(run_id)
+        pending = []
+        if run.status == "interrupted":
+            pending = [{"id": e.body["id"], "run_id": run_id, "position": e.slot, "name": e.body.get("name"),
+                        "data": e.body.get("data"), "approval": bool(e.body.get("approval")),
+                        "interrupts": e.body.get("interrupts")} for e in journal.pending_interrupts()]
+        return {"version": 1, "run": {**run.to_dict(), "source": None}, "attempts": self.store.attempts(run_id),
+                "entries": [e.to_dict() for e in journal.entries], "pending": pending, "source": run.source}
+
+    def pending(self, run_id: str) -> list[Resume]:
+        return [Resume(position=e.slot, id=e.body["id"]) for e in self.store.journal(run_id).pending_interrupts()]
+
+
+def _error_record(error: Exception | None) -> dict[str, Any] | None:
+    if error is None:
+        return None
+    record = error.to_dict() if hasattr(error, "to_dict") else {"name": type(error).__name__, "message": str(error)}
+    record.setdefault("name", type(error).__name__)
+    record["text"] = str(error)
+    if isinstance(error, LimitExceeded):
+        record["limit"] = error.limit
+    return record
+
+
+def _limit_overrides(limits: Limits, defaults: Limits) -> dict[str, Any]:
+    return {k: v for k, v in limits.__dict__.items() if defaults.__dict__[k] != v}
+
+
+def _bare_recorded(call_log: list) -> Any:
+    def recorded_at(slot: int) -> dict[str, Any] | None:
+        return call_log[slot] if 0 <= slot < len(call_log) else None
+    return recorded_at

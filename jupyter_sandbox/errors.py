@@ -1,0 +1,293 @@
+"""Every error jupyter_sandbox raises, each carrying its data as attributes.
+
+    SandboxError
+    ├── LintError              the source uses something the realm does not have
+    ├── ScriptError            the script threw (or could not be parsed)
+    │   └── ActionError        an action's failure the script did not catch
+    ├── LimitExceeded          source-size, memory, stack, fuel-exhausted, journal-cap
+    ├── CallLogMismatchError   replay diverged from the recorded journal
+    ├── InvalidCallLog         a call log passed to eval is not one (also a ValueError)
+    ├── RunPaused              the run stopped and can be resumed
+    │   ├── SandboxInterrupt   an action needs an answer (seed 004's fields)
+    │   └── RunParked          the run waits on a timer or an event
+    ├── RunStateError          the run is not in a state that allows this
+    │   └── RunBusyError       someone else is already resuming it
+    ├── RunNotFound
+    └── StoreError             the store file is unusable (corrupt, newer schema, read-only)
+
+Foreign exceptions (quickjs, sqlite3, cbor2) are mapped to these at the edge
+of the module that meets them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ActionError",
+    "CallLogMismatchError",
+    "Interrupt",
+    "InvalidCallLog",
+    "LimitExceeded",
+    "LintError",
+    "RunBusyError",
+    "RunNotFound",
+    "RunParked",
+    "RunPaused",
+    "RunStateError",
+    "SandboxError",
+    "SandboxInterrupt",
+    "ScriptError",
+    "StoreError",
+]
+
+
+class SandboxError(Exception):
+    """Base of every error jupyter_sandbox raises."""
+
+
+def excerpt(source: str | None, line: int | None, column: int | None) -> str | None:
+    """The source line `line` (1-based) with a caret under `column` (1-based)."""
+    if not source or not line:
+        return None
+    lines = source.splitlines()
+    if not 1 <= line <= len(lines):
+        return None
+    text = lines[line - 1]
+    caret = " " * max((column or 1) - 1, 0) + "^"
+    return f"{line:>4} | {text}\n     | {caret}"
+
+
+class LintError(SandboxError):
+    """The script uses a name the realm does not provide (fetch, setTimeout, ...).
+
+    Raised before anything runs. ``problems`` lists every finding as
+    ``(line, column, name, hint)``; the message names the first.
+    """
+
+    def __init__(self, problems: list[tuple[int, int, str, str]], source: str | None = None):
+        self.problems = problems
+        self.source = source
+        line, column, name, hint = problems[0]
+        self.line, self.column, self.name = line, column, name
+        self.source_line = excerpt(source, line, column)
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        message = f"workflow.js:{line}:{column}: `{name}` is not available in a sandbox script: {hint}{more}"
+        if self.source_line:
+            message += "\n" + self.source_line
+        super().__init__(message)
+
+
+class ScriptError(SandboxError):
+    """The script threw an uncaught error, or did not parse.
+
+    ``name`` and ``message`` are the JavaScript error's; ``line``/``column``
+    point into the cell (1-based); ``stack`` reads ``workflow.js:LINE:COL``;
+    ``source_line`` is the offending line with a caret.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        message: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        stack: str = "",
+        source: str | None = None,
+        run_id: str | None = None,
+    ):
+        self.name, self.message = name, message
+        self.line, self.column, self.stack = line, column, stack
+        self.run_id = run_id
+        self.source_line = excerpt(source, line, column)
+        where = f"workflow.js:{line}:{column}: " if line else ""
+        text = f"{where}{name}: {message}"
+        if self.source_line:
+            text += "\n" + self.source_line
+        super().__init__(text)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "message": self.message,
+            "line": self.line,
+            "column": self.column,
+            "stack": self.stack,
+            "source_line": self.source_line,
+        }
+
+
+class ActionError(ScriptError):
+    """An action failed (raised, timed out, was rejected, or returned a non-JSON value).
+
+    Inside the script this is a catchable JavaScript ``ActionError`` with
+    ``.action`` and ``.message``. It reaches Python only when the script does
+    not catch it; ``action`` names the action.
+    """
+
+    def __init__(self, action: str, message: str, **kwargs: Any):
+        self.action = action
+        super().__init__("ActionError", message, **kwargs)
+
+
+LIMITS = ("source-size", "memory", "stack", "fuel-exhausted", "journal-cap")
+
+
+class LimitExceeded(SandboxError):
+    """A run went past one of its limits.
+
+    ``limit`` is one of ``source-size``, ``memory``, ``stack``,
+    ``fuel-exhausted``, ``journal-cap``; ``value`` is the configured bound.
+    The kernel, the Sandbox and the store are unharmed.
+    """
+
+    def __init__(self, limit: str, message: str, *, value: Any = None, run_id: str | None = None,
+                 line: int | None = None, source: str | None = None):
+        self.limit, self.value, self.run_id, self.line = limit, value, run_id, line
+        self.source_line = excerpt(source, line, 1) if line else None
+        text = f"{limit}: {message}"
+        if self.source_line:
+            text += "\n" + self.source_line
+        super().__init__(text)
+
+
+class CallLogMismatchError(SandboxError):
+    """The resumed script did something other than what the journal recorded.
+
+    ``position`` is the slot that diverged; ``recorded`` and ``attempted`` are
+    dicts with ``type``, ``name`` and ``input`` (what the journal holds there,
+    and what the script asked for now); ``line``/``source_line`` locate the
+    attempt in the source. Nothing was served from the journal for it.
+    """
+
+    def __init__(self, position: int, recorded: dict | None, attempted: dict, *, line: int | None = None,
+                 column: int | None = None, source: str | None = None, run_id: str | None = None):
+        self.position, self.recorded, self.attempted = position, recorded, attempted
+        self.line, self.column, self.run_id = line, column, run_id
+        self.source_line = excerpt(source, line, column)
+        text = (
+            f"the script is not deterministic: at position {position} the journal recorded "
+            f"{_describe(recorded)} but the script attempted {_describe(attempted)}"
+        )
+        if line:
+            text += f" (workflow.js:{line}:{column})"
+        if self.source_line:
+            text += "\n" + self.source_line
+        text += "\nBranch only on input, action results, ctx.now() and the recorded Date/Math.random."
+        super().__init__(text)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "position": self.position,
+            "recorded": self.recorded,
+            "attempted": self.attempted,
+            "line": self.line,
+            "column": self.column,
+            "source_line": self.source_line,
+        }
+
+
+def _describe(entry: dict | None) -> str:
+    if entry is None:
+        return "nothing"
+    kind = entry.get("type", "?")
+    if kind in ("action", "delegate", "agent"):
+        return f"{kind} {entry.get('name')!r} with input {entry.get('input')!r}"
+    return f"a {kind} read" if kind in ("now", "random") else kind
+
+
+class InvalidCallLog(SandboxError, ValueError):
+    """A call log passed to ``eval`` is malformed; ``position`` is the offending slot, if any."""
+
+    def __init__(self, message: str, *, position: int | None = None):
+        self.position = position
+        super().__init__(message)
+
+
+@dataclass
+class Interrupt:
+    """One pending interrupt: an action that needs an answer.
+
+    ``id`` is ``"RUN_ID:POSITION"`` of the run that holds the interrupted call
+    (a child run's id when a delegated child interrupted); ``position`` is the
+    slot in the top run that a ``Resume`` targets.
+    """
+
+    id: str
+    run_id: str
+    position: int
+    name: str
+    input: Any = None
+    data: Any = None
+    state: Any = None
+    approval: bool = False
+
+
+class RunPaused(SandboxError):
+    """The run stopped and can be resumed later; nothing is lost."""
+
+    def __init__(self, message: str, *, run_id: str):
+        self.run_id = run_id
+        super().__init__(message)
+
+
+class SandboxInterrupt(RunPaused):
+    """An action raised ``ActionInterrupt``: the run paused for an answer.
+
+    Seed 004's fields: ``call_log`` (slots, ``None`` where a call is open),
+    ``console``, ``data``, ``interrupt`` (``.data``, ``.state``), ``position``;
+    plus ``run_id`` and ``interrupts``, every pending interrupt when parallel
+    branches interrupted together (``interrupt`` is the first).
+    """
+
+    def __init__(self, *, run_id: str, call_log: list, console: list[dict], data: dict,
+                 interrupts: list[Interrupt]):
+        self.call_log, self.console, self.data = call_log, console, data
+        self.interrupts = interrupts
+        self.interrupt = interrupts[0]
+        self.position = self.interrupt.position
+        names = ", ".join(f"{i.name!r} at position {i.position}" for i in interrupts)
+        super().__init__(f"run {run_id} paused: {names} needs an answer", run_id=run_id)
+
+
+class RunParked(RunPaused):
+    """The run is waiting on a timer or an event; a scheduler or a signal resumes it.
+
+    ``due`` is the earliest time (epoch ms) it should wake, or ``None`` when
+    only an event without timeout can wake it; ``waiting`` describes the waits.
+    """
+
+    def __init__(self, *, run_id: str, due: float | None, waiting: list[dict], console: list[dict],
+                 data: dict, call_log: list):
+        self.due, self.waiting = due, waiting
+        self.console, self.data, self.call_log = console, data, call_log
+        what = ", ".join(w.get("key", "?") for w in waiting)
+        super().__init__(f"run {run_id} parked on {what}", run_id=run_id)
+
+
+class RunStateError(SandboxError):
+    """The run is not in a state that allows the operation (for example resuming a finished run)."""
+
+    def __init__(self, message: str, *, run_id: str, status: str | None = None):
+        self.run_id, self.status = run_id, status
+        super().__init__(message)
+
+
+class RunBusyError(RunStateError):
+    """Another resume of this run is already in progress (a double click, another kernel)."""
+
+
+class RunNotFound(SandboxError):
+    def __init__(self, run_id: str):
+        self.run_id = run_id
+        super().__init__(f"no run {run_id!r} in this store")
+
+
+class StoreError(SandboxError):
+    """The store file cannot be used: not a store, corrupt, read-only, full, or newer than this version."""
+
+    def __init__(self, message: str, *, path: str | None = None):
+        self.path = path
+        super().__init__(message)

@@ -1,0 +1,286 @@
+"""The journal: entry types, CBOR rows, and the views replay reads from it.
+
+A run's journal is a list of entries in ``seq`` order (docs/journal.md lists
+every kind). Two views are derived from it and nothing else:
+
+* the **call log** of seeds 000/004: ``(entry | None)[]`` by slot, ``None``
+  where a slot was reserved but never completed (an interrupted call, a
+  sibling still in flight, a timer not yet fired);
+* the **replay plan** handed once to the prelude: every completed effect
+  with its content key, result, and the order it completed in live.
+
+Content keys are computed by the prelude (one implementation, in JS); an
+entry records the key it was filed under.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import cbor2
+
+from .errors import InvalidCallLog, LimitExceeded, StoreError
+
+__all__ = ["CallLog", "Entry", "Journal", "JournalWriter", "plan_from_call_log", "encode", "decode"]
+
+REQUEST_KINDS = frozenset({"call", "timer", "wait"})
+COMPLETION_KINDS = frozenset({"result", "fired", "event", "now", "random"})
+SYNC_KINDS = frozenset({"now", "random"})  # reads served at once, not delivered in order
+NOTE_KINDS = frozenset({"console", "log", "step", "plan"})
+
+
+@dataclass(slots=True)
+class Entry:
+    """One journal row. ``body`` holds the kind's own fields (docs/journal.md)."""
+
+    kind: str
+    attempt: int
+    at: float
+    slot: int | None = None
+    body: dict[str, Any] = field(default_factory=dict)
+    seq: int = -1
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"seq": self.seq, "kind": self.kind, "attempt": self.attempt, "at": self.at}
+        if self.slot is not None:
+            out["slot"] = self.slot
+        out.update(self.body)
+        return out
+
+
+def encode(entry: Entry) -> bytes:
+    row = {"kind": entry.kind, "attempt": entry.attempt, "at": entry.at, **entry.body}
+    if entry.slot is not None:
+        row["slot"] = entry.slot
+    return cbor2.dumps(row)
+
+
+def decode(seq: int, blob: bytes) -> Entry:
+    try:
+        row = cbor2.loads(blob)
+        kind, attempt, at = row.pop("kind"), row.pop("attempt"), row.pop("at")
+    except Exception as exc:  # cbor2 raises several types; all mean the same thing here
+        raise StoreError(f"journal entry {seq} cannot be decoded: {exc}") from exc
+    return Entry(kind, attempt, at, row.pop("slot", None), row, seq)
+
+
+@dataclass
+class _Slot:
+    request: Entry | None = None      # call / timer / wait
+    completion: Entry | None = None   # result / fired / event / now / random
+    interrupt: Entry | None = None    # the latest interrupt while open
+
+
+class Journal:
+    """A run's entries with the indices replay needs. Pure: no I/O."""
+
+    def __init__(self, entries: list[Entry] | None = None):
+        self.entries: list[Entry] = []
+        self.slots: dict[int, _Slot] = {}
+        self.notes = 0
+        for entry in entries or ():
+            self.add(entry)
+
+    def add(self, entry: Entry) -> None:
+        if entry.seq < 0:
+            entry.seq = len(self.entries)
+        self.entries.append(entry)
+        kind = entry.kind
+        if kind in NOTE_KINDS:
+            self.notes += 1
+            return
+        if entry.slot is None:
+            return
+        slot = self.slots.get(entry.slot)
+        if slot is None:
+            slot = self.slots[entry.slot] = _Slot()
+        if kind in REQUEST_KINDS:
+            slot.request = entry
+        elif kind in COMPLETION_KINDS:
+            slot.completion = entry
+            slot.interrupt = None
+        elif kind == "interrupt":
+            slot.interrupt = entry
+
+    @property
+    def attempts(self) -> int:
+        return max((e.attempt for e in self.entries), default=0)
+
+    def open_request(self, slot: int) -> Entry | None:
+        """The request recorded at a slot that never completed (its call log entry is ``None``)."""
+        state = self.slots.get(slot)
+        if state is None or state.completion is not None:
+            return None
+        return state.request
+
+    def interrupt_at(self, slot: int) -> Entry | None:
+        state = self.slots.get(slot)
+        return state.interrupt if state else None
+
+    def pending_interrupts(self) -> list[Entry]:
+        return [s.interrupt for s in self.slots.values() if s.interrupt is not None and s.completion is None]
+
+    def recorded(self, slot: int) -> dict[str, Any] | None:
+        """What the call log holds at a slot (for a mismatch report)."""
+        state = self.slots.get(slot)
+        if state is None or state.completion is None:
+            return None
+        return _call_log_entry(state, None)
+
+    def plan(self) -> dict[str, Any]:
+        """Every completed effect in the order it completed live, for the prelude."""
+        recs: list[dict[str, Any]] = []
+        for entry in self.entries:
+            if entry.kind not in COMPLETION_KINDS or entry.slot is None:
+                continue
+            if entry.kind in SYNC_KINDS:
+                recs.append({"s": entry.slot, "k": entry.kind, "v": entry.body["value"], "sync": 1})
+                continue
+            request = self.slots[entry.slot].request
+            if request is None:
+                continue  # a completion without its request cannot be keyed; it runs live again
+            rec: dict[str, Any] = {"s": entry.slot, "k": request.body["key"]}
+            if entry.kind == "result":
+                if entry.body.get("ok"):
+                    rec["v"] = entry.body.get("value")
+                else:
+                    rec["e"] = entry.body.get("error") or {"message": "failed"}
+            elif entry.kind == "event":
+                rec["v"] = entry.body.get("event")
+            recs.append(rec)
+        return {"recs": recs, "notes": self.notes}
+
+    def call_log(self) -> list[dict[str, Any] | None]:
+        """Seed 004's call log: by slot, ``None`` where a slot is open.
+
+        Entries carry two extra keys for exact replay from the call log
+        alone: ``order`` (when it completed) and, for failures, ``error``.
+        """
+        if not self.slots:
+            return []
+        order = {}
+        for entry in self.entries:
+            if entry.kind in COMPLETION_KINDS and entry.slot is not None:
+                order[entry.slot] = len(order)
+        log: list[dict[str, Any] | None] = [None] * (max(self.slots) + 1)
+        for number, state in self.slots.items():
+            if state.completion is not None:
+                log[number] = _call_log_entry(state, order.get(number))
+        return log
+
+
+def _call_log_entry(state: _Slot, order: int | None) -> dict[str, Any]:
+    done = state.completion
+    assert done is not None
+    if done.kind in SYNC_KINDS:
+        out: dict[str, Any] = {"type": done.kind, "response": done.body["value"]}
+    else:
+        req = state.request.body if state.request else {}
+        kind = {"timer": "sleep", "wait": "event"}.get(state.request.kind if state.request else "", None)
+        if kind == "sleep":
+            out = {"type": "sleep", "input": req.get("ms"), "response": None}
+        elif kind == "event":
+            out = {"type": "event", "input": req.get("match"), "response": done.body.get("event")}
+        else:
+            op = req.get("op", "call")
+            out = {"type": "action" if op == "call" else op, "name": req.get("name"), "input": req.get("input"),
+                   "response": done.body.get("value")}
+            if not done.body.get("ok", True):
+                out["error"] = done.body.get("error")
+    if order is not None:
+        out["order"] = order
+    return out
+
+
+class CallLog(list):
+    """A call log (a plain list) that remembers which run it came from.
+
+    Passed back to ``Sandbox.eval`` it resumes that run from its full journal;
+    turned into plain JSON and back it still resumes, from the call log alone.
+    """
+
+    def __init__(self, entries: list[dict[str, Any] | None] = (), run_id: str | None = None):
+        super().__init__(entries)
+        self.run_id = run_id
+
+
+_SEED_TYPES = {"action", "now", "random", "delegate", "agent", "sleep", "event"}
+
+
+def plan_from_call_log(call_log: Any) -> dict[str, Any]:
+    """A replay plan from a call log alone (seed-shaped, or one this engine emitted).
+
+    Without ``order`` the completions are delivered in slot order; key
+    matching (rule 2) is then what keeps parallel branches resumable.
+    """
+    if not isinstance(call_log, (list, tuple)):
+        raise InvalidCallLog(f"call_log must be a list, got {type(call_log).__name__}")
+    recs: list[tuple[float, dict[str, Any]]] = []
+    for i, entry in enumerate(call_log):
+        if entry is None:
+            continue
+        if not isinstance(entry, dict):
+            raise InvalidCallLog(f"call_log[{i}] must be a dict or None, got {type(entry).__name__}", position=i)
+        kind = entry.get("type")
+        if kind not in _SEED_TYPES:
+            raise InvalidCallLog(f"call_log[{i}] has type {kind!r}; expected one of {sorted(_SEED_TYPES)}", position=i)
+        if "response" not in entry:
+            raise InvalidCallLog(f"call_log[{i}] ({kind}) has no 'response'", position=i)
+        order = entry.get("order", i)
+        if not isinstance(order, (int, float)) or isinstance(order, bool):
+            raise InvalidCallLog(f"call_log[{i}] has a non-numeric 'order'", position=i)
+        if kind in SYNC_KINDS:
+            value = entry["response"]
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise InvalidCallLog(f"call_log[{i}] ({kind}) must have a numeric response, got {value!r}", position=i)
+            recs.append((order, {"s": i, "k": kind, "v": value, "sync": 1}))
+            continue
+        rec: dict[str, Any] = {"s": i}
+        if kind in ("action", "agent", "delegate"):
+            name = entry.get("name")
+            if not isinstance(name, str):
+                raise InvalidCallLog(f"call_log[{i}] ({kind}) must have a string 'name'", position=i)
+            rec["kin"] = {"op": "call" if kind == "action" else kind, "name": name, "input": entry.get("input")}
+        elif kind == "sleep":
+            rec["kin"] = {"op": "sleep", "input": entry.get("input")}
+        else:
+            rec["kin"] = {"op": "wait", "input": entry.get("input"), "timeout": entry.get("timeout")}
+        if entry.get("error"):
+            error = entry["error"]
+            rec["e"] = {"message": str(error.get("message", error)) if isinstance(error, dict) else str(error)}
+        elif kind != "sleep":
+            rec["v"] = entry["response"]
+        recs.append((order, rec))
+    recs.sort(key=lambda pair: pair[0])
+    return {"recs": [rec for _, rec in recs], "notes": 0}
+
+
+class JournalWriter:
+    """Appends entries for one attempt, under the journal caps, in batches the store commits."""
+
+    def __init__(self, journal: Journal, attempt: int, max_entries: int, max_bytes: int, size: int = 0):
+        self.journal = journal
+        self.attempt = attempt
+        self.max_entries, self.max_bytes = max_entries, max_bytes
+        self.size = size
+        self.pending: list[tuple[Entry, bytes]] = []
+
+    def append(self, kind: str, slot: int | None = None, **body: Any) -> Entry:
+        entry = Entry(kind, self.attempt, time.time(), slot, body, len(self.journal.entries))
+        blob = encode(entry)
+        if len(self.journal.entries) + 1 > self.max_entries:
+            raise LimitExceeded("journal-cap", f"the journal reached {self.max_entries} entries; "
+                                "use ctx.continueAsNew(state) to carry on in a fresh run", value=self.max_entries)
+        if self.size + len(blob) > self.max_bytes:
+            raise LimitExceeded("journal-cap", f"the journal reached {self.max_bytes // 2**20} MiB; "
+                                "use ctx.continueAsNew(state) to carry on in a fresh run", value=self.max_bytes)
+        self.size += len(blob)
+        self.journal.add(entry)
+        self.pending.append((entry, blob))
+        return entry
+
+    def take(self) -> list[tuple[Entry, bytes]]:
+        out, self.pending = self.pending, []
+        return out

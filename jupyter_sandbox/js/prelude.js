@@ -1,0 +1,555 @@
+// prelude.js: the script's world. realm.py evaluates it once per realm, in one
+// function scope together with textcodec.js and date.js, before the script.
+//
+// The host's plumbing (the request queue, the resolvers, the replay plan) lives
+// in this closure. Only `__jsbx_host` is put on the global object, and realm.py
+// reads its functions and deletes it before the script runs, so a script cannot
+// settle its own promises, forge a result or rewrite the journal.
+//
+// Everything the host relies on is captured here before the script runs: a
+// script that replaces JSON.stringify, Map.prototype.get or Promise.prototype.then
+// changes its own world, not how the host reads and records it.
+
+const G = globalThis;
+const uncurry = (f) => Function.prototype.call.bind(f);
+const JSONstringify = JSON.stringify;
+const JSONparse = JSON.parse;
+const ObjectKeys = Object.keys;
+const ObjectFreeze = Object.freeze;
+const ObjectDefine = Object.defineProperty;
+const isArray = Array.isArray;
+const NumberIsFinite = Number.isFinite;
+const StringCtor = String;
+const ErrorCtor = Error;
+const TypeErrorCtor = TypeError;
+const PromiseCtor = Promise;
+const MapCtor = Map;
+const SetCtor = Set;
+const OrigDate = Date;
+const toTag = uncurry(Object.prototype.toString);
+const mapGet = uncurry(Map.prototype.get);
+const mapSet = uncurry(Map.prototype.set);
+const mapDelete = uncurry(Map.prototype.delete);
+const setHas = uncurry(Set.prototype.has);
+const setAdd = uncurry(Set.prototype.add);
+const setDelete = uncurry(Set.prototype.delete);
+const arraySort = uncurry(Array.prototype.sort);
+const arrayJoin = uncurry(Array.prototype.join);
+const arrayMap = uncurry(Array.prototype.map);
+const strSplit = uncurry(String.prototype.split);
+const reExec = uncurry(RegExp.prototype.exec);
+const strReplace = uncurry(String.prototype.replace);
+const strSlice = uncurry(String.prototype.slice);
+const promiseThen = uncurry(Promise.prototype.then);
+const promiseAll = Promise.all.bind(Promise);
+const promiseAllSettled = Promise.allSettled.bind(Promise);
+const dateToISO = uncurry(Date.prototype.toISOString);
+const dateTime = uncurry(Date.prototype.getTime);
+const realNow = Date.now;
+const realRandom = Math.random;
+const MathFloor = Math.floor;
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?:^|[^\ud800-\udbff])[\udc00-\udfff]/;
+const FRAME = /:(\d+):(\d+)\)?$/;
+const LONE_SURROGATES = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+// quickjs-ng builds long concatenations as "ropes", which the Python binding
+// cannot read (Unknown quickjs tag: -6): every string handed to the host is flattened.
+function flat(text) {
+  return strSlice(text, 0);
+}
+
+// A JSON string literal of any value's text, lone surrogates replaced (they cannot be stored).
+function str(v) {
+  return JSONstringify(strReplace(StringCtor(v), LONE_SURROGATES, "\ufffd"));
+}
+
+// ---- settings, filled by configure() -------------------------------------
+
+let runId = null;
+let lineOffset = 0;       // the script starts at this line + 1 (see realm.py)
+let actionNames = new SetCtor();
+let actionList = "";
+let strict = false;
+let clockBase = 0;        // host clock (epoch ms) at the last entry into JS
+let clockReal = 0;        // realNow() at that moment
+
+// ---- canonical JSON: validation, transport and content keys in one pass ---
+
+function canon(v, path, seen) {
+  switch (typeof v) {
+    case "string":
+      if (reExec(LONE_SURROGATE, v) !== null) throw new TypeErrorCtor(`${path} is a string with a lone surrogate`);
+      return JSONstringify(v);
+    case "number":
+      if (!NumberIsFinite(v)) throw new TypeErrorCtor(`${path} is ${v}, which JSON cannot carry`);
+      return JSONstringify(v);
+    case "boolean":
+      return v ? "true" : "false";
+    case "undefined":
+      throw new TypeErrorCtor(`${path} is undefined`);
+    case "bigint":
+      throw new TypeErrorCtor(`${path} is a BigInt, which JSON cannot carry`);
+    case "symbol":
+      throw new TypeErrorCtor(`${path} is a symbol, which JSON cannot carry`);
+    case "function":
+      throw new TypeErrorCtor(`${path} is a function, which JSON cannot carry`);
+  }
+  if (v === null) return "null";
+  if (setHas(seen, v)) throw new TypeErrorCtor(`${path} is a cyclic reference`);
+  if (v instanceof OrigDate) {
+    if (!NumberIsFinite(dateTime(v))) throw new TypeErrorCtor(`${path} is an invalid Date`);
+    return JSONstringify(dateToISO(v));
+  }
+  setAdd(seen, v);
+  let out;
+  if (isArray(v)) {
+    const parts = [];
+    for (let i = 0; i < v.length; i++) parts[i] = canon(v[i], `${path}[${i}]`, seen);
+    out = "[" + arrayJoin(parts, ",") + "]";
+  } else {
+    const tag = toTag(v);
+    if (tag !== "[object Object]") {
+      setDelete(seen, v);
+      throw new TypeErrorCtor(`${path} is a ${strSlice(tag, 8, -1)}, which JSON cannot carry`);
+    }
+    const keys = arraySort(ObjectKeys(v));
+    const parts = [];
+    for (let i = 0; i < keys.length; i++) {
+      const value = v[keys[i]];
+      if (value === undefined) continue; // as JSON.stringify: an absent field
+      parts[parts.length] = JSONstringify(keys[i]) + ":" + canon(value, `${path}.${keys[i]}`, seen);
+    }
+    out = "{" + arrayJoin(parts, ",") + "}";
+  }
+  setDelete(seen, v);
+  return out;
+}
+
+function toJSONText(v, path) {
+  return v === undefined ? "null" : canon(v, path, new SetCtor());
+}
+
+// ---- the request queue: what the script asked the host for ---------------
+
+let queue = [];
+function push(text) { queue[queue.length] = text; }
+
+function scriptLocation() {
+  // The first frame below lineOffset's block is the script's own line.
+  const stack = new ErrorCtor().stack;
+  if (typeof stack !== "string") return null;
+  const lines = strSplit(stack, "\n");
+  for (let i = 0; i < lines.length; i++) {
+    const m = reExec(FRAME, lines[i]);
+    if (m !== null && +m[1] > lineOffset) return [+m[1] - lineOffset, +m[2]];
+  }
+  return null;
+}
+
+function locationText() {
+  const at = scriptLocation();
+  return at === null ? "" : `,"line":${at[0]},"column":${at[1]}`;
+}
+
+// ---- replay: the journal handed over once, served inside the realm --------
+
+const recorded = new MapCtor(); // slot -> rec
+const byKey = new MapCtor();    // content key -> {recs, next}: FIFO per key
+let order = [];                 // async recs in the order they completed live
+let cursor = 0;
+let undelivered = 0;
+let notesRecorded = 0;
+let noteIndex = 0;
+let nextSlot = 0;
+let mismatched = false;
+
+// The content key of an effect recorded in a bare call log (one the journal did not key).
+function keyOf(kin) {
+  const input = toJSONText(kin.input, "call_log input");
+  switch (kin.op) {
+    case "call": return `tool|${kin.name}|${input}`;
+    case "sleep": return `sleep|${kin.input}`;
+    case "wait": return `wait|${input}|${kin.timeout === undefined ? null : kin.timeout}`;
+    default: return `${kin.op}|${input}`;
+  }
+}
+
+function loadPlan(plan) {
+  order = [];
+  const recs = plan.recs;
+  for (let i = 0; i < recs.length; i++) {
+    const rec = recs[i];
+    if (rec.k === undefined) rec.k = keyOf(rec.kin);
+    rec.used = false;
+    rec.done = false;
+    rec.res = null;
+    mapSet(recorded, rec.s, rec);
+    let fifo = mapGet(byKey, rec.k);
+    if (fifo === undefined) { fifo = { recs: [], next: 0 }; mapSet(byKey, rec.k, fifo); }
+    fifo.recs[fifo.recs.length] = rec;
+    if (!rec.sync) { order[order.length] = rec; undelivered++; }
+  }
+  for (const fifo of byKey.values()) arraySort(fifo.recs, (a, b) => a.s - b.s);
+  notesRecorded = plan.notes | 0;
+}
+
+class MismatchSignal extends ErrorCtor {}
+
+// Reserve the next slot; return the recorded entry that serves it, or null
+// when the effect must run live. Rule 2 of DESIGN.md "Replay".
+function reserve(key, attempted) {
+  const s = nextSlot++;
+  const at = mapGet(recorded, s);
+  if (at !== undefined && !at.used && at.k === key) {
+    at.used = true;
+    return [s, at];
+  }
+  const fifo = mapGet(byKey, key);
+  if (fifo !== undefined) {
+    while (fifo.next < fifo.recs.length && fifo.recs[fifo.next].used) fifo.next++;
+    if (fifo.next < fifo.recs.length) {
+      const rec = fifo.recs[fifo.next++];
+      rec.used = true;
+      return [s, rec];
+    }
+  }
+  if (at !== undefined) {
+    mismatched = true;
+    push(`{"t":"mismatch","s":${s},"attempted":${attempted}${locationText()}}`);
+    throw new MismatchSignal(`replay diverged at position ${s}`);
+  }
+  return [s, null];
+}
+
+function deliverable() {
+  while (cursor < order.length && order[cursor].done) cursor++;
+  for (let i = cursor; i < order.length; i++) {
+    const rec = order[i];
+    if (!rec.done && rec.res !== null) return rec;
+  }
+  return null;
+}
+
+// ---- settling: the host's answers go through here only ---------------------
+
+const pending = new MapCtor(); // slot -> [resolve, reject, actionName]
+
+class ActionError extends ErrorCtor {
+  constructor(action, message) {
+    super(message);
+    this.name = "ActionError";
+    this.action = action;
+  }
+}
+
+function settleWith(res, rej, action, ok, value, error) {
+  if (ok) res(value);
+  else rej(new ActionError(error.action || action, error.message));
+}
+
+function effect(op, key, name, fields, attempted) {
+  let reserved;
+  try {
+    reserved = reserve(key, attempted);
+  } catch (e) {
+    if (e instanceof MismatchSignal) return new PromiseCtor(() => {});
+    throw e;
+  }
+  const [s, rec] = reserved;
+  return new PromiseCtor((res, rej) => {
+    if (rec !== null) {
+      rec.res = res; rec.rej = rej; rec.name = name;
+      return;
+    }
+    mapSet(pending, s, [res, rej, name]);
+    push(`{"t":"${op}","s":${s},"key":${JSONstringify(key)}${fields}${locationText()}}`);
+  });
+}
+
+// Synchronous reads (the clock, randomness): served at once, journaled after.
+function read(kind, live) {
+  let reserved;
+  try {
+    reserved = reserve(kind, `{"type":"${kind}"}`);
+  } catch (e) {
+    throw new ErrorCtor(`the script is not deterministic: it read ${kind === "now" ? "the clock" : "Math.random()"} where the journal recorded something else`);
+  }
+  const [s, rec] = reserved;
+  if (rec !== null) return rec.v;
+  const value = live();
+  push(`{"t":"${kind}","s":${s},"value":${JSONstringify(value)}}`);
+  return value;
+}
+
+function liveNow() {
+  return MathFloor(clockBase + (realNow() - clockReal));
+}
+
+function readNow() {
+  if (strict) throw new ErrorCtor("Date is not available in strict mode; use await ctx.now()");
+  return read("now", liveNow);
+}
+
+function readRandom() {
+  if (strict) throw new ErrorCtor("Math.random is not available in strict mode; take randomness as input (ctx.input)");
+  return read("random", realRandom);
+}
+
+// ---- notes: console, ctx.log, steps, plan (regenerated by replay) ---------
+
+const consoleLines = [];
+const openSteps = [];
+
+function note(kind, fields) {
+  const replayed = noteIndex++ < notesRecorded ? 1 : 0;
+  const step = openSteps.length ? openSteps[openSteps.length - 1] : null;
+  push(`{"t":"${kind}","r":${replayed},"step":${step}${fields}}`);
+}
+
+function show(v) {
+  if (typeof v === "string") return v;
+  if (v instanceof ErrorCtor) return v.stack ? `${v.name}: ${v.message}` : StringCtor(v);
+  if (typeof v === "object" && v !== null) {
+    try { return JSONstringify(v); } catch (e) { return toTag(v); }
+  }
+  return StringCtor(v);
+}
+
+function makeConsole() {
+  const out = {};
+  for (const level of ["log", "info", "warn", "error", "debug"]) {
+    out[level] = (...args) => {
+      const message = arrayJoin(arrayMap(args, show), " ");
+      consoleLines[consoleLines.length] = { level, message };
+      note("console", `,"level":"${level}","message":${str(message)}`);
+    };
+  }
+  return ObjectFreeze(out);
+}
+
+// ---- the ctx API (seed 001) ------------------------------------------------
+
+function describeInput(what, input) {
+  try {
+    return toJSONText(input, "input");
+  } catch (e) {
+    throw new TypeErrorCtor(`${what}: ${e.message}`);
+  }
+}
+
+function callAction(name, input, options) {
+  if (typeof name !== "string" || !setHas(actionNames, name)) {
+    return PromiseCtor.reject(new ActionError(StringCtor(name), `no action named ${JSONstringify(StringCtor(name))} is registered (available: ${actionList})`));
+  }
+  let inputText;
+  try {
+    inputText = describeInput(`actions.${name}`, input);
+  } catch (e) {
+    return PromiseCtor.reject(e);
+  }
+  const description = options && options.description !== undefined ? StringCtor(options.description) : null;
+  const nameText = JSONstringify(name);
+  const attempted = `{"type":"action","name":${nameText},"input":${inputText}}`;
+  return effect("call", `tool|${name}|${inputText}`, name,
+    `,"name":${nameText},"input":${inputText},"description":${JSONstringify(description)}`, attempted);
+}
+
+function child(op, spec) {
+  if (spec === null || typeof spec !== "object") return PromiseCtor.reject(new TypeErrorCtor(`ctx.${op} takes an object`));
+  let specText;
+  try { specText = describeInput(`ctx.${op}`, spec); } catch (e) { return PromiseCtor.reject(e); }
+  const name = op === "agent" ? StringCtor(spec.agent) : StringCtor(spec.name || "child");
+  const attempted = `{"type":"${op}","name":${JSONstringify(name)},"input":${specText}}`;
+  return effect(op, `${op}|${specText}`, name, `,"name":${JSONstringify(name)},"input":${specText}`, attempted);
+}
+
+function sleep(ms) {
+  if (typeof ms !== "number" || !NumberIsFinite(ms) || ms < 0) {
+    return PromiseCtor.reject(new TypeErrorCtor(`ctx.sleep takes a non-negative number of milliseconds, got ${show(ms)}`));
+  }
+  return effect("sleep", `sleep|${ms}`, "sleep", `,"ms":${ms}`, `{"type":"sleep","name":"sleep","input":${ms}}`);
+}
+
+function waitForEvent(match, options) {
+  const timeout = options && options.timeout !== undefined && options.timeout !== null ? options.timeout : null;
+  if (timeout !== null && (typeof timeout !== "number" || !NumberIsFinite(timeout) || timeout < 0)) {
+    return PromiseCtor.reject(new TypeErrorCtor(`ctx.waitForEvent: timeout must be a non-negative number of milliseconds`));
+  }
+  let matchText;
+  try { matchText = describeInput("ctx.waitForEvent", match === undefined ? {} : match); } catch (e) { return PromiseCtor.reject(e); }
+  return effect("wait", `wait|${matchText}|${timeout}`, "waitForEvent", `,"match":${matchText},"timeout":${timeout}`,
+    `{"type":"wait","name":"waitForEvent","input":${matchText}}`);
+}
+
+let stepCounter = 0;
+
+async function step(label, fn) {
+  if (typeof fn !== "function") throw new TypeErrorCtor("ctx.step(label, fn): fn must be a function");
+  const id = ++stepCounter;
+  const parent = openSteps.length ? openSteps[openSteps.length - 1] : null;
+  note("step", `,"id":${id},"label":${str(label)},"phase":"start","parent":${parent}`);
+  openSteps[openSteps.length] = id;
+  const close = () => {
+    const at = openSteps.lastIndexOf(id);
+    if (at >= 0) { for (let i = at; i < openSteps.length - 1; i++) openSteps[i] = openSteps[i + 1]; openSteps.length--; }
+  };
+  try {
+    const value = await fn();
+    close();
+    note("step", `,"id":${id},"label":${str(label)},"phase":"end","parent":${parent},"outcome":"ok"`);
+    return value;
+  } catch (e) {
+    close();
+    note("step", `,"id":${id},"label":${str(label)},"phase":"end","parent":${parent},"outcome":"error","error":${str(show(e))}`);
+    throw e;
+  }
+}
+
+function thunks(what, list) {
+  if (!isArray(list)) throw new TypeErrorCtor(`${what} takes an array of functions`);
+  return arrayMap(list, (t, i) => {
+    if (typeof t !== "function") throw new TypeErrorCtor(`${what}: item ${i} is not a function (pass () => ... thunks)`);
+    return t();
+  });
+}
+
+const LOG_LEVELS = new SetCtor(["debug", "info", "warn", "error", "log"]);
+
+const ctx = {
+  get input() { return inputValue; },
+  get runId() { return runId; },
+  call: callAction,
+  delegate: (spec) => child("delegate", spec),
+  agent: (spec) => child("agent", spec),
+  parallel: (list) => promiseAll(thunks("ctx.parallel", list)),
+  parallelSettled: (list) => promiseAllSettled(thunks("ctx.parallelSettled", list)),
+  step,
+  plan(plan) {
+    if (!isArray(plan)) throw new TypeErrorCtor("ctx.plan takes an array of items (strings or {title, done})");
+    note("plan", `,"plan":${describeInput("ctx.plan", plan)}`);
+  },
+  sleep,
+  minutes: (n) => sleep(n * 60000),
+  hours: (n) => sleep(n * 3600000),
+  waitForEvent,
+  continueAsNew(state) {
+    push(`{"t":"continue","state":${describeInput("ctx.continueAsNew", state)}}`);
+    return new PromiseCtor(() => {});
+  },
+  now: () => new PromiseCtor((res) => res(read("now", liveNow))),
+  log(level, message, data) {
+    const lvl = setHas(LOG_LEVELS, level) ? level : "info";
+    const dataText = data === undefined ? "null" : describeInput("ctx.log", data);
+    note("log", `,"level":"${lvl}","message":${str(message)},"data":${dataText}`);
+  },
+  progress(patch) {
+    if (undelivered > 0) return; // replay: progress is for the live UI only
+    let text;
+    try { text = describeInput("ctx.progress", patch); } catch (e) { return; }
+    push(`{"t":"progress","patch":${text}}`);
+  },
+};
+
+// ---- the global object the script sees ------------------------------------
+
+let inputValue = null;
+
+function installGlobals(settings) {
+  const DateImpl = strict ? makeStrictDate(OrigDate) : makeRecordedDate(OrigDate, readNow);
+  G.Date = DateImpl;
+  const MathObject = G.Math;
+  ObjectDefine(MathObject, "random", { value: readRandom, writable: true, configurable: true });
+  for (const name of ["performance", "WeakRef", "FinalizationRegistry", "SharedArrayBuffer", "Atomics", "globalThis"]) {
+    delete G[name];
+  }
+  G.TextEncoder = TextEncoder;
+  G.TextDecoder = TextDecoder;
+  G.ActionError = ActionError;
+  G.console = makeConsole();
+  G.data = {};
+  const actions = {};
+  for (const name of settings.actions) {
+    actions[name] = (input, options) => callAction(name, input, options);
+  }
+  G.actions = ObjectFreeze(actions);
+  G.ctx = ObjectFreeze(ctx);
+}
+
+// ---- the host interface (read by realm.py, then removed from the global) --
+
+let outcome = "";
+
+function describeError(e) {
+  if (e instanceof ErrorCtor) {
+    const action = e instanceof ActionError ? `,"action":${str(e.action)}` : "";
+    return `{"name":${str(e.name)},"message":${str(e.message)},"stack":${str(e.stack || "")}${action}}`;
+  }
+  return `{"name":"Error","message":${str("uncaught " + show(e))},"stack":""}`;
+}
+
+G.__jsbx_host = {
+  configure(json, now) {
+    const settings = JSONparse(json);
+    runId = settings.runId;
+    lineOffset = settings.lineOffset;
+    strict = !!settings.strict;
+    actionNames = new SetCtor(settings.actions);
+    actionList = arrayJoin(arraySort(settings.actions.slice()), ", ") || "none";
+    inputValue = settings.input;
+    clockBase = now; clockReal = realNow();
+    loadPlan(settings.plan);
+    installGlobals(settings);
+  },
+  start(fn, now) {
+    clockBase = now; clockReal = realNow();
+    promiseThen(fn(), (value) => {
+      try {
+        outcome = `{"ok":true,"value":${toJSONText(value, "the script's return value")}}`;
+      } catch (e) {
+        outcome = `{"ok":false,"error":${describeError(e)}}`;
+      }
+    }, (e) => {
+      outcome = `{"ok":false,"error":${describeError(e)}}`;
+    });
+  },
+  // Deliver the next recorded completion, in the order it happened live.
+  // 1: delivered one; 0: some remain but none is awaited yet; -1: none remain.
+  deliver(now) {
+    if (undelivered === 0) return -1;
+    const rec = deliverable();
+    if (rec === null) return 0;
+    clockBase = now; clockReal = realNow();
+    rec.done = true;
+    undelivered--;
+    settleWith(rec.res, rec.rej, rec.name, rec.e === undefined, rec.v, rec.e);
+    return 1;
+  },
+  settle(slot, json, now) {
+    const entry = mapGet(pending, slot);
+    if (entry === undefined) return;
+    mapDelete(pending, slot);
+    clockBase = now; clockReal = realNow();
+    const result = JSONparse(json);
+    settleWith(entry[0], entry[1], entry[2], result.ok, result.value, result.error);
+  },
+  take() {
+    if (queue.length === 0) return "";
+    const text = "[" + arrayJoin(queue, ",") + "]";
+    queue = [];
+    return flat(text);
+  },
+  outcome() { return flat(outcome); },
+  undelivered() { return undelivered; },
+  // The slot of the first recorded completion not yet delivered, or -1.
+  pendingSlot() {
+    for (let i = cursor; i < order.length; i++) if (!order[i].done) return order[i].s;
+    return -1;
+  },
+  snapshot() {
+    let dataText;
+    try { dataText = toJSONText(G.data, "data"); } catch (e) { dataText = JSONstringify({ error: e.message }); }
+    const lines = arrayMap(consoleLines, (l) => `{"level":"${l.level}","message":${str(l.message)}}`);
+    return flat(`{"data":${dataText},"console":[${arrayJoin(lines, ",")}]}`);
+  },
+};

@@ -1,0 +1,234 @@
+"""The QuickJS realm a script runs in: one context per attempt, with its limits.
+
+The realm knows nothing of journals or actions. It loads the prelude
+(``js/prelude.js`` with its shims), hands over the settings and the replay
+plan once, starts the script, and gives the runner five moves: ``drain`` the
+job queue, ``deliver`` the next recorded completion, ``take`` the script's
+requests, ``settle`` a live one, and read the ``outcome``.
+
+Traps from ``notes/quickjs.md`` that shape this module:
+
+* ``Context.eval`` names every source ``<input>``: the script is placed after
+  ``LINE_OFFSET`` blank lines, so any stack frame past that line is the
+  script's own and its line number is exact (the wrapper stands on its own
+  line, so columns need no shifting either).
+* With a time limit set, a JS → Python call throws, so nothing here is an
+  ``add_callable``: the script queues requests in a closure and the host reads
+  them between jobs.
+* The time limit is a fresh CPU budget on every entry into JS: exactly the
+  "fuel slice between awaits". Out of memory may leave the context unusable:
+  a realm is never reused after a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import quickjs
+
+from .errors import LimitExceeded, ScriptError
+
+__all__ = ["Limits", "Realm", "LINE_OFFSET"]
+
+_JS = Path(__file__).parent / "js"
+LINE_OFFSET = 20000  # larger than the prelude and its shims, so frames past it are the script's
+_FRAME = re.compile(r"<input>:(\d+):(\d+)")
+
+
+def _prelude_source() -> str:
+    parts = [(_JS / name).read_text(encoding="utf-8") for name in ("textcodec.js", "date.js", "prelude.js")]
+    return "(function () {\n" + "\n".join(parts) + "\n})();\n"
+
+
+_PRELUDE: str | None = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A run's bounds (seed 001's defaults). Each is configurable.
+
+    >>> Limits(fuel_seconds=5.0, journal_entries=20_000)
+    """
+
+    source_bytes: int = 256 * 1024
+    memory_bytes: int = 64 * 1024 * 1024
+    stack_bytes: int = 1024 * 1024
+    fuel_seconds: float = 2.0
+    journal_entries: int = 5000
+    journal_bytes: int = 8 * 1024 * 1024
+    action_timeout: float | None = None  # seconds; None waits for ever
+    inline_sleep_ms: float = 1000.0  # sleeps shorter than this wait in place instead of parking
+
+    def __post_init__(self) -> None:
+        for name in ("source_bytes", "memory_bytes", "stack_bytes", "journal_entries", "journal_bytes"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value <= 0:
+                raise ValueError(f"Limits.{name} must be a positive integer, got {value!r}")
+        if not self.fuel_seconds > 0:
+            raise ValueError(f"Limits.fuel_seconds must be positive, got {self.fuel_seconds!r}")
+        if self.action_timeout is not None and not self.action_timeout > 0:
+            raise ValueError(f"Limits.action_timeout must be positive or None, got {self.action_timeout!r}")
+
+
+class Realm:
+    """One QuickJS context running one attempt of one script."""
+
+    def __init__(self, source: str, limits: Limits):
+        global _PRELUDE
+        self.source = source
+        self.limits = limits
+        self._context = quickjs.Context()
+        self._context.set_memory_limit(limits.memory_bytes)
+        self._context.set_max_stack_size(limits.stack_bytes)
+        if _PRELUDE is None:
+            _PRELUDE = _prelude_source()
+        self._context.eval(_PRELUDE)
+        get = self._context.eval
+        self._configure = get("__jsbx_host.configure")
+        self._start = get("__jsbx_host.start")
+        self._deliver = get("__jsbx_host.deliver")
+        self._settle = get("__jsbx_host.settle")
+        self._take = get("__jsbx_host.take")
+        self._outcome = get("__jsbx_host.outcome")
+        self._snapshot = get("__jsbx_host.snapshot")
+        self._undelivered = get("__jsbx_host.undelivered")
+        self._pending_slot = get("__jsbx_host.pendingSlot")
+        get("delete globalThis.__jsbx_host")
+        self._context.set_time_limit(limits.fuel_seconds)
+        self._job = self._context.execute_pending_job
+
+    # -- starting --------------------------------------------------------------
+
+    def start(self, settings: dict[str, Any], now: float) -> None:
+        """Install the script's world, compile the script and run it to its first await."""
+        settings = {**settings, "lineOffset": LINE_OFFSET}
+        self._guard(self._configure, json.dumps(settings, allow_nan=False), now)
+        wrapped = "\n" * (LINE_OFFSET - 1) + "(async function () {\n" + self.source + "\n})"
+        try:
+            fn = self._context.eval(wrapped)
+        except quickjs.JSException as exc:
+            raise self._compile_error(str(exc)) from None
+        self._guard(self._start, fn, now)
+
+    def _compile_error(self, text: str) -> Exception:
+        name, _, message = text.partition(":")
+        first = message.strip().splitlines()[0] if message.strip() else text
+        match = _FRAME.search(text)
+        line = column = None
+        if match and int(match.group(1)) > LINE_OFFSET:
+            line, column = int(match.group(1)) - LINE_OFFSET, int(match.group(2))
+        if line is not None and line > self.source.count("\n") + 1:
+            line = self.source.count("\n") + 1  # "unexpected end of input" points past the wrapper
+        return ScriptError(name.strip() or "SyntaxError", first, line=line, column=column,
+                           stack="", source=self.source)
+
+    # -- the moves the runner makes -------------------------------------------
+
+    def drain(self) -> None:
+        """Run queued jobs until none is left (each job gets a fresh fuel slice)."""
+        job = self._job
+        try:
+            while job():
+                pass
+        except quickjs.JSException as exc:
+            raise self._limit_from(exc) from None
+
+    def deliver(self, now: float) -> int:
+        """1: delivered a recorded completion; 0: none awaited yet; -1: none left."""
+        return self._guard(self._deliver, now)
+
+    def settle(self, slot: int, result_json: str, now: float) -> None:
+        self._guard(self._settle, slot, result_json, now)
+
+    def take(self) -> list[dict[str, Any]]:
+        text = self._guard(self._take)
+        return json.loads(text) if text else []
+
+    def outcome(self) -> dict[str, Any] | None:
+        text = self._guard(self._outcome)
+        return json.loads(text) if text else None
+
+    def undelivered(self) -> int:
+        return self._guard(self._undelivered)
+
+    def pending_slot(self) -> int:
+        """The slot of the first recorded completion the script has not been served yet, or -1."""
+        return self._guard(self._pending_slot)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The script's ``data`` and full console, as they are now."""
+        try:
+            return json.loads(self._snapshot())
+        except quickjs.JSException:  # out of memory or fuel while serialising: report what we can
+            return {"data": {}, "console": []}
+
+    # -- errors ----------------------------------------------------------------
+
+    def _guard(self, fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except quickjs.JSException as exc:
+            raise self._limit_from(exc) from None
+
+    def _limit_from(self, exc: Exception) -> Exception:
+        text = str(exc)
+        if "interrupted" in text:
+            return LimitExceeded(
+                "fuel-exhausted",
+                f"the script ran for more than {self.limits.fuel_seconds:g} s of CPU without awaiting",
+                value=self.limits.fuel_seconds, line=self._line_in(text), source=self.source)
+        if "out of memory" in text:
+            return LimitExceeded("memory", f"the script used more than {self.limits.memory_bytes // 2**20} MiB",
+                                 value=self.limits.memory_bytes)
+        if "stack" in text.lower() and "exceeded" in text.lower():
+            return LimitExceeded("stack", f"the script's call stack went past {self.limits.stack_bytes // 1024} KiB",
+                                 value=self.limits.stack_bytes, line=self._line_in(text), source=self.source)
+        return ScriptError("InternalError", text.splitlines()[0] if text else "the realm failed", source=self.source)
+
+    def script_error(self, error: dict[str, Any], run_id: str | None = None) -> Exception:
+        """Turn the prelude's description of an uncaught error into the Python error to raise."""
+        name, message = error.get("name", "Error"), error.get("message", "")
+        stack, line, column = rewrite_stack(error.get("stack", ""))
+        if name == "RangeError" and "call stack" in message:
+            return LimitExceeded("stack", f"the script's call stack went past {self.limits.stack_bytes // 1024} KiB "
+                                 f"({message})", value=self.limits.stack_bytes, line=line, source=self.source,
+                                 run_id=run_id)
+        if name == "InternalError" and "out of memory" in message:
+            return LimitExceeded("memory", f"the script used more than {self.limits.memory_bytes // 2**20} MiB",
+                                 value=self.limits.memory_bytes, run_id=run_id)
+        if name == "ActionError":
+            from .errors import ActionError
+
+            return ActionError(error.get("action", "?"), message, line=line, column=column, stack=stack,
+                               source=self.source, run_id=run_id)
+        return ScriptError(name, message, line=line, column=column, stack=stack, source=self.source, run_id=run_id)
+
+    def _line_in(self, text: str) -> int | None:
+        return rewrite_stack(text)[1]
+
+
+def rewrite_stack(stack: str) -> tuple[str, int | None, int | None]:
+    """Stack frames as ``workflow.js:LINE:COL``; the prelude's own frames dropped.
+
+    Returns the rewritten stack and the line/column of the innermost script frame.
+    """
+    out: list[str] = []
+    first: tuple[int, int] | None = None
+    for frame in stack.splitlines():
+        match = _FRAME.search(frame)
+        if not match:
+            if frame.strip():
+                out.append(frame)
+            continue
+        line = int(match.group(1))
+        if line <= LINE_OFFSET:
+            continue  # a frame inside the prelude: plumbing, not the user's code
+        line -= LINE_OFFSET
+        if first is None:
+            first = (line, int(match.group(2)))
+        out.append(frame[: match.start()] + f"workflow.js:{line}:{match.group(2)}" + frame[match.end():])
+    return "\n".join(out), (first[0] if first else None), (first[1] if first else None)

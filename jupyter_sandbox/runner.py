@@ -1,0 +1,500 @@
+"""The runner: one attempt of one run, from the script's start to where it stops.
+
+The loop (DESIGN.md "Replay"):
+
+1. drain the realm's job queue; read what the script asked for;
+2. serve recorded effects from the journal (inside the realm, in the order
+   they completed live, one at a time with the queue drained between);
+3. dispatch what is not recorded live, journal it, and commit each result
+   before the script sees it;
+4. repeat until the script settles, an interrupt pauses it, or it parks on a
+   timer or an event.
+
+The runner never imports IPython: the notebook watches it through an
+``Observer``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from .actions import Outcome, Resume, call_action
+from .errors import CallLogMismatchError, Interrupt, LimitExceeded, SandboxError, ScriptError
+from .journal import Entry, Journal, JournalWriter
+from .realm import Limits, Realm
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .store import RunRow, Store
+
+__all__ = ["Observer", "AttemptResult", "Answers", "FrontierReached", "Runner"]
+
+
+class Observer:
+    """Hooks for a live view of a run; every method is optional (the defaults do nothing)."""
+
+    def entries(self, run_id: str, entries: list[dict[str, Any]]) -> None: ...
+
+    def console(self, run_id: str, line: dict[str, str], replayed: bool) -> None: ...
+
+    def progress(self, run_id: str, patch: Any) -> None: ...
+
+
+@dataclass
+class Answers:
+    """The answers a resume carries: by interrupt id, or by position in the top run."""
+
+    by_id: dict[str, Any] = field(default_factory=dict)
+    by_position: dict[int, Resume] = field(default_factory=dict)
+
+    def for_child(self, pending: list[dict[str, Any]], position: int) -> "Answers":
+        """Answers to hand a child run: its ids, and a position answer for the delegate's slot."""
+        by_id = dict(self.by_id)
+        if position in self.by_position and pending:
+            by_id.setdefault(pending[0]["id"], self.by_position[position].value)
+        return Answers(by_id=by_id)
+
+
+@dataclass
+class AttemptResult:
+    """How an attempt ended: ``status`` is completed, failed, interrupted, parked, continued or cancelled."""
+
+    status: str
+    output: Any = None
+    error: SandboxError | None = None
+    console: list[dict[str, str]] = field(default_factory=list)
+    data: Any = None
+    interrupts: list[Interrupt] = field(default_factory=list)
+    due: float | None = None
+    waiting: list[dict[str, Any]] = field(default_factory=list)
+    state: Any = None
+    replayed: int = 0
+
+
+_MISSING = object()
+
+
+class FrontierReached(SandboxError):
+    """A determinism check replayed everything recorded and reached the run's open slot."""
+
+    def __init__(self, slot: int):
+        self.slot = slot
+        super().__init__(f"replay reached the open slot {slot}")
+
+
+class Runner:
+    def __init__(self, engine: Engine, run: RunRow, journal: Journal, attempt: int, *, plan: dict[str, Any],
+                 answers: Answers, strict: bool, action_names: list[str], limits: Limits,
+                 recorded_at: Callable[[int], dict[str, Any] | None], observer: Observer, store: Store,
+                 size: int = 0, execute: bool = True):
+        self.engine, self.run, self.journal, self.store = engine, run, journal, store
+        self.source = run.source or ""
+        self.plan, self.answers, self.strict = plan, answers, strict
+        self.action_names, self.limits = action_names, limits
+        self.recorded_at, self.observer = recorded_at, observer
+        self.execute = execute  # False: a determinism check; anything live is a divergence
+        self.writer = JournalWriter(journal, attempt, limits.journal_entries, limits.journal_bytes, size)
+        self.inflight: dict[int, asyncio.Future[Outcome]] = {}
+        self.done: collections.deque[tuple[int, asyncio.Future[Outcome]]] = collections.deque()
+        self.ready: collections.deque[tuple[int, str]] = collections.deque()
+        self.wakeup: asyncio.Future[None] | None = None
+        self.timers: dict[int, float] = {}
+        self.waits: dict[int, tuple[Any, float | None, str]] = {}
+        self.parked_children: dict[int, float | None] = {}
+        self.requests: dict[int, Entry] = {}
+        self.interrupts: list[Interrupt] = []
+        self.continue_state: Any = _MISSING
+        self.realm: Realm | None = None
+
+    @property
+    def now(self) -> float:
+        return self.engine.clock.now()
+
+    # -- the loop ---------------------------------------------------------------
+
+    async def run_attempt(self) -> AttemptResult:
+        try:
+            return await self._loop()
+        except asyncio.CancelledError:
+            for task in self.inflight.values():
+                task.cancel()
+            self._flush()
+            raise
+        except SandboxError as error:
+            for task in self.inflight.values():
+                task.cancel()
+            return self._failed(error)
+
+    async def _loop(self) -> AttemptResult:
+        self.realm = realm = Realm(self.source, self.limits)
+        realm.start({"runId": self.run.id, "input": self.run.input, "strict": self.strict,
+                     "actions": self.action_names, "plan": self.plan}, self.now)
+        while True:
+            self._pump()
+            if self.continue_state is not _MISSING or self.interrupts:
+                if self.inflight:  # calls already started are real effects: let them finish and record them
+                    await self._wait_for_completions(None)
+                    continue
+                return self._paused()
+            outcome = realm.outcome()
+            if outcome is not None:
+                if self.inflight:
+                    await self._wait_for_completions(None)
+                    continue
+                return self._settled(outcome)
+            if self.ready:
+                self._settle_one()
+                continue
+            if self.inflight:
+                await self._wait_for_completions(self._seconds_to_next_due())
+                self._fire_due()
+                continue
+            if self.timers or self.waits or self.parked_children:
+                if self._fire_due() or self._deliver_signals():
+                    continue
+                due = self._next_due()
+                if due is not None and not self.parked_children and due - self.now <= self.limits.inline_sleep_ms:
+                    await self.engine.clock.sleep(max(due - self.now, 0.0))
+                    continue
+                return self._parked()
+            if realm.undelivered() > 0:
+                raise self._diverged()
+            raise ScriptError("Error", "the script is waiting on a promise that nothing will settle "
+                              "(no action, timer or event is pending)", run_id=self.run.id, source=self.source)
+
+    def _pump(self) -> None:
+        """Drain, handle requests, deliver the next recorded completion; repeat while replay makes progress."""
+        realm = self.realm
+        assert realm is not None
+        while True:
+            realm.drain()
+            items = realm.take()
+            if items:
+                self._handle(items)
+            if self.interrupts or self.continue_state is not _MISSING:
+                return
+            if realm.deliver(self.now) != 1:
+                return
+
+    def _settle_one(self) -> None:
+        slot, result = self.ready.popleft()
+        assert self.realm is not None
+        self.realm.settle(slot, result, self.now)
+
+    # -- requests from the script ----------------------------------------------------
+
+    def _handle(self, items: list[dict[str, Any]]) -> None:
+        for item in items:
+            kind = item["t"]
+            if kind in ("console", "log", "step", "plan"):
+                self._note(kind, item)
+            elif kind in ("now", "random"):
+                self.writer.append(kind, item["s"], value=item["value"])
+            elif kind == "call":
+                self._call(item)
+            elif kind in ("delegate", "agent"):
+                self._child(kind, item)
+            elif kind == "sleep":
+                self._sleep(item)
+            elif kind == "wait":
+                self._wait(item)
+            elif kind == "progress":
+                self.engine.progress(self.run.id, item["patch"], self.observer)
+            elif kind == "continue":
+                self.continue_state = item["state"]
+            elif kind == "mismatch":
+                raise self._mismatch(item)
+
+    def _note(self, kind: str, item: dict[str, Any]) -> None:
+        replayed = bool(item.pop("r"))
+        item.pop("t")
+        if kind == "console":
+            self.observer.console(self.run.id, {"level": item["level"], "message": item["message"]}, replayed)
+        if not replayed:
+            self.writer.append(kind, None, **item)
+
+    def _open(self, item: dict[str, Any], kind: str) -> Entry | None:
+        """The request an earlier attempt left open at this slot with the same key, if any."""
+        slot = item["s"]
+        previous = self.journal.open_request(slot)
+        if previous is not None and (previous.kind != kind or previous.body.get("key") != item["key"]):
+            previous = None
+        if not self.execute:  # a determinism check executes nothing
+            if previous is not None:
+                raise FrontierReached(slot)
+            raise self._diverged(slot, item)
+        if previous is not None:
+            self.requests[slot] = previous
+        return previous
+
+    def _request(self, kind: str, item: dict[str, Any], **body: Any) -> Entry:
+        entry = self.writer.append(kind, item["s"], key=item["key"], **body)
+        self.requests[item["s"]] = entry
+        return entry
+
+    def _call(self, item: dict[str, Any]) -> None:
+        slot, name = item["s"], item["name"]
+        if self._open(item, "call") is None:
+            self._request("call", item, op="call", name=name, input=item["input"], description=item["description"],
+                          line=item.get("line"))
+        action = self.engine.actions[name]
+        resume, gate, call_input = self._resume_for(slot, action, item["input"])
+        self._dispatch(slot, call_action(action, call_input, resume, self.engine.executor,
+                                         self.limits.action_timeout, gate=gate))
+
+    def _resume_for(self, slot: int, action: Any, call_input: Any) -> tuple[Resume | None, bool, Any]:
+        """The answer (if any) this live call carries, and whether its approval is still needed."""
+        gate = True
+        for entry in self.journal.entries:
+            if entry.kind == "answer" and entry.slot == slot and entry.body.get("approved"):
+                gate, call_input = False, entry.body.get("input", call_input)
+        interrupt = self.journal.interrupt_at(slot)
+        given = self.answers.by_position.get(slot)  # a Resume: also answers a slot a bare call log left open
+        if interrupt is not None and interrupt.body["id"] in self.answers.by_id:
+            value, state = self.answers.by_id[interrupt.body["id"]], interrupt.body.get("state")
+        elif given is not None:
+            value, state = given.value, interrupt.body.get("state") if interrupt is not None else given.state
+        else:
+            return None, gate, call_input
+        interrupt_id = interrupt.body["id"] if interrupt is not None else f"{self.run.id}:{slot}"
+        body: dict[str, Any] = {"value": value, "id": interrupt_id}
+        if (interrupt.body.get("approval") if interrupt is not None else action.approval and gate):
+            approved = value is True or (isinstance(value, dict) and bool(value.get("approved")))
+            body.update(approval=True, approved=approved)
+            if approved and isinstance(value, dict) and "input" in value:
+                body["input"] = value["input"]
+        self.writer.append("answer", slot, **body)
+        return Resume(position=slot, value=value, state=state, id=interrupt_id), gate, call_input
+
+    def _child(self, op: str, item: dict[str, Any]) -> None:
+        slot = item["s"]
+        previous = self._open(item, "call")
+        child_id = previous.body.get("child") if previous is not None else None
+        if previous is None:
+            child_id = self.engine.new_run_id()
+            self._request("call", item, op=op, name=item["name"], input=item["input"], child=child_id,
+                          description=None, line=item.get("line"))
+        interrupt = self.journal.interrupt_at(slot)
+        pending = interrupt.body.get("interrupts", []) if interrupt is not None else []
+        answers = self.answers.for_child(pending, slot)
+        self._dispatch(slot, self.engine.run_child(self, slot, op, item["input"], child_id, answers,
+                                                   resumed=previous is not None))
+
+    def _sleep(self, item: dict[str, Any]) -> None:
+        previous = self._open(item, "timer")
+        if previous is None:
+            previous = self._request("timer", item, ms=item["ms"], due=self.now + item["ms"])
+        self.timers[item["s"]] = previous.body["due"]
+
+    def _wait(self, item: dict[str, Any]) -> None:
+        previous = self._open(item, "wait")
+        if previous is None:
+            timeout = item["timeout"]
+            previous = self._request("wait", item, match=item["match"], timeout=timeout,
+                                     due=None if timeout is None else self.now + timeout)
+        self.waits[item["s"]] = (item["match"], previous.body["due"], item["key"])
+
+    # -- live calls ---------------------------------------------------------------------
+
+    def _dispatch(self, slot: int, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self.inflight[slot] = task
+        task.add_done_callback(lambda done, s=slot: self._completed(s, done))
+
+    def _completed(self, slot: int, task: asyncio.Future[Outcome]) -> None:
+        self.done.append((slot, task))
+        if self.wakeup is not None and not self.wakeup.done():
+            self.wakeup.set_result(None)
+
+    async def _wait_for_completions(self, timeout: float | None) -> None:
+        if not self.done:
+            self.wakeup = asyncio.get_running_loop().create_future()
+            try:
+                if timeout is None:
+                    await self.wakeup
+                else:
+                    await asyncio.wait((self.wakeup,), timeout=timeout)
+            finally:
+                self.wakeup = None
+        while self.done:
+            slot, task = self.done.popleft()
+            del self.inflight[slot]
+            self._record(slot, task)
+        self._flush()  # committed before the script sees any of it
+
+    def _record(self, slot: int, task: asyncio.Future[Outcome]) -> None:
+        if task.cancelled():
+            return
+        exc = task.exception()
+        outcome = task.result() if exc is None else Outcome(
+            "error", error={"name": type(exc).__name__, "message": f"{type(exc).__name__}: {exc}"})
+        request = self.requests[slot]
+        if outcome.kind == "ok":
+            self.writer.append("result", slot, ok=True, value=outcome.value)
+            self.ready.append((slot, '{"ok":true,"value":' + outcome.json + "}"))
+        elif outcome.kind == "error":
+            error = {**(outcome.error or {}), "action": request.body.get("name")}
+            self.writer.append("result", slot, ok=False, error=error)
+            self.ready.append((slot, json.dumps({"ok": False, "error": error})))
+        elif outcome.kind == "parked":
+            self.parked_children[slot] = outcome.data
+        else:
+            self._interrupted(slot, request, outcome)
+
+    def _interrupted(self, slot: int, request: Entry, outcome: Outcome) -> None:
+        name = request.body.get("name", "?")
+        if outcome.kind == "child-interrupt":  # a delegated child paused: its interrupts become ours
+            children: list[Interrupt] = outcome.data
+            self.writer.append("interrupt", slot, name=name, input=request.body.get("input"), id=children[0].id,
+                               child=request.body.get("child"), data=children[0].data, state=None,
+                               interrupts=[{"id": i.id, "name": i.name, "data": i.data} for i in children])
+            for child in children:
+                self.interrupts.append(Interrupt(child.id, child.run_id, slot, child.name, child.input, child.data,
+                                                 child.state, child.approval))
+            return
+        interrupt_id = f"{self.run.id}:{slot}"
+        self.writer.append("interrupt", slot, name=name, input=request.body.get("input"), data=outcome.data,
+                           state=outcome.state, id=interrupt_id, approval=outcome.approval)
+        self.interrupts.append(Interrupt(interrupt_id, self.run.id, slot, name, request.body.get("input"),
+                                         outcome.data, outcome.state, outcome.approval))
+
+    # -- timers and events -------------------------------------------------------------
+
+    def _next_due(self) -> float | None:
+        dues = [*self.timers.values(), *(d for _, d, _ in self.waits.values() if d is not None),
+                *(d for d in self.parked_children.values() if d is not None)]
+        return min(dues) if dues else None
+
+    def _seconds_to_next_due(self) -> float | None:
+        due = self._next_due()
+        return None if due is None else max(due - self.now, 0.0) / 1000.0
+
+    def _fire_due(self) -> bool:
+        now, fired = self.now, False
+        for slot, due in sorted(self.timers.items(), key=lambda kv: (kv[1], kv[0])):
+            if due <= now:
+                del self.timers[slot]
+                self.writer.append("fired", slot)
+                self.ready.append((slot, '{"ok":true,"value":null}'))
+                fired = True
+        for slot, (_, due, _) in sorted(self.waits.items()):
+            if due is not None and due <= now:
+                del self.waits[slot]
+                self.writer.append("event", slot, event=None, signal=None)
+                self.ready.append((slot, '{"ok":true,"value":null}'))
+                fired = True
+        if fired:
+            self._flush()
+        return fired
+
+    def _deliver_signals(self) -> bool:
+        """Deliver waiting signals: each signal row and its journal entry commit in one transaction."""
+        delivered = False
+        for slot, (match, _, _) in sorted(self.waits.items()):
+            self._flush()
+
+            def write(signal_id: int, event: Any, slot: int = slot) -> list[tuple[Entry, bytes]]:
+                self.writer.append("event", slot, event=event, signal=signal_id)
+                return self.writer.take()
+
+            if self.store.deliver_signal(self.run.id, lambda e, m=match: matches(e, m), write):
+                event = self.journal.entries[-1].body["event"]
+                del self.waits[slot]
+                self.ready.append((slot, json.dumps({"ok": True, "value": event})))
+                self._notify()
+                delivered = True
+        return delivered
+
+    # -- endings ----------------------------------------------------------------------
+
+    def _flush(self) -> None:
+        entries = self.writer.take()
+        if entries:
+            self.store.append(self.run.id, entries)
+            self._notify(entries)
+
+    def _notify(self, entries: list[tuple[Entry, bytes]] | None = None) -> None:
+        if entries:
+            self.observer.entries(self.run.id, [e.to_dict() for e, _ in entries])
+
+    def _snapshot(self) -> tuple[list[dict[str, str]], Any]:
+        if self.realm is None:
+            return [], {}
+        snap = self.realm.snapshot()
+        return snap.get("console", []), snap.get("data", {})
+
+    def _replayed(self) -> int:
+        if self.realm is None:
+            return 0
+        try:
+            return len(self.plan["recs"]) - self.realm.undelivered()
+        except SandboxError:
+            return 0
+
+    def _settled(self, outcome: dict[str, Any]) -> AttemptResult:
+        console, data = self._snapshot()
+        if not outcome["ok"]:
+            assert self.realm is not None
+            return self._failed(self.realm.script_error(outcome["error"], self.run.id))
+        return AttemptResult("completed", output=outcome["value"], console=console, data=data,
+                             replayed=self._replayed())
+
+    def _paused(self) -> AttemptResult:
+        console, data = self._snapshot()
+        if self.continue_state is not _MISSING:
+            return AttemptResult("continued", state=self.continue_state, console=console, data=data,
+                                 replayed=self._replayed())
+        return AttemptResult("interrupted", interrupts=self.interrupts, console=console, data=data,
+                             replayed=self._replayed())
+
+    def _parked(self) -> AttemptResult:
+        console, data = self._snapshot()
+        waiting = [{"slot": s, "key": f"sleep until {d:.0f}", "due": d} for s, d in self.timers.items()]
+        waiting += [{"slot": s, "key": k, "match": m, "due": d} for s, (m, d, k) in self.waits.items()]
+        waiting += [{"slot": s, "key": "child run", "due": d} for s, d in self.parked_children.items()]
+        return AttemptResult("parked", due=self._next_due(), waiting=waiting, console=console, data=data,
+                             replayed=self._replayed())
+
+    def _failed(self, error: SandboxError) -> AttemptResult:
+        if getattr(error, "run_id", None) is None:
+            error.run_id = self.run.id  # type: ignore[attr-defined]
+        record = error.to_dict() if hasattr(error, "to_dict") else {"name": type(error).__name__,
+                                                                    "message": str(error)}
+        if isinstance(error, LimitExceeded):
+            record["limit"] = error.limit
+        kind = "mismatch" if isinstance(error, CallLogMismatchError) else "error"
+        self.writer.max_entries += 1  # the record of why it failed always fits, even past the cap
+        self.writer.max_bytes += 1 << 20
+        if kind == "mismatch":
+            self.writer.append("mismatch", error.position, **record)  # type: ignore[attr-defined]
+        else:
+            self.writer.append("error", None, error=record)
+        console, data = self._snapshot()
+        return AttemptResult("failed", error=error, console=console, data=data, replayed=self._replayed())
+
+    def _mismatch(self, item: dict[str, Any]) -> CallLogMismatchError:
+        slot = item["s"]
+        return CallLogMismatchError(slot, self.recorded_at(slot), item["attempted"], line=item.get("line"),
+                                    column=item.get("column"), source=self.source, run_id=self.run.id)
+
+    def _diverged(self, slot: int | None = None, item: dict[str, Any] | None = None) -> CallLogMismatchError:
+        """The replay stopped matching: a live effect in a check, or recorded effects never asked for."""
+        if item is not None and slot is not None:
+            attempted = {"type": item["t"] if item["t"] != "call" else "action", "name": item.get("name"),
+                         "input": item.get("input")}
+            return CallLogMismatchError(slot, self.recorded_at(slot), attempted, line=item.get("line"),
+                                        column=item.get("column"), source=self.source, run_id=self.run.id)
+        position = max(self.realm.pending_slot(), 0) if self.realm is not None else 0
+        return CallLogMismatchError(position, self.recorded_at(position), {"type": "nothing"},
+                                    source=self.source, run_id=self.run.id)
+
+
+def matches(event: Any, match: Any) -> bool:
+    """An event matches when it has every field of ``match`` with an equal value."""
+    if not isinstance(match, dict) or not match:
+        return True
+    return isinstance(event, dict) and all(k in event and event[k] == v for k, v in match.items())

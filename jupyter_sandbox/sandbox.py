@@ -1,0 +1,223 @@
+"""``Sandbox``: register actions, run and resume scripts, list and inspect runs.
+
+>>> sb = Sandbox()                       # runs kept in memory; Sandbox(store="runs.sqlite") to keep them
+>>> @sb.action
+... def add(pair):
+...     return pair[0] + pair[1]
+>>> sb.eval("return await actions.add([1, 2])").output
+3
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterable
+
+from .actions import Action, Resume
+from .clock import Clock, SystemClock
+from .engine import Engine
+from .errors import RunNotFound
+from .journal import CallLog
+from .loop import engine_loop
+from .realm import Limits
+from .results import CheckReport, RunInfo, RunResult
+from .runner import Answers, Observer
+from .store import Store
+
+__all__ = ["Sandbox"]
+
+
+class Sandbox:
+    """Actions, a store and limits; runs scripts in a deterministic QuickJS realm.
+
+    ``store``: a path to an SQLite file (created on first use), or
+    ``":memory:"`` (the default). ``limits``: a ``Limits``. ``clock``: where
+    timers read the time (a ``ManualClock`` in tests). ``on_progress(run_id,
+    patch)`` receives ``ctx.progress`` calls (never journaled, never replayed).
+    """
+
+    def __init__(self, store: str | os.PathLike[str] | Store = ":memory:", *, limits: Limits | None = None,
+                 clock: Clock | None = None, on_progress: Callable[[str, Any], None] | None = None):
+        self.store = store if isinstance(store, Store) else Store(store)
+        self.limits = limits or Limits()
+        self._engine = Engine(self.store, self.limits, clock or SystemClock(), on_progress)
+        self._loop = engine_loop()
+        self._scheduler: Any = None
+
+    # -- registering ------------------------------------------------------------
+
+    def action(self, fn: Callable[..., Any] | None = None, *, name: str | None = None, approval: bool = False,
+               timeout: float | None = None) -> Any:
+        """Register a Python callable as an action (a decorator, bare or with options).
+
+        The script calls it as ``await actions.NAME(input)`` or ``await ctx.call("NAME", input)``.
+        ``approval=True`` pauses the run for a human before the first call;
+        ``timeout`` (seconds) turns a hung call into an ``ActionError``.
+        """
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            action_name = name or fn.__name__
+            if not action_name.isidentifier():
+                raise ValueError(f"action name {action_name!r} must be a valid identifier")
+            self._engine.actions[action_name] = Action(action_name, fn, approval=approval, timeout=timeout)
+            return fn
+
+        return register(fn) if fn is not None else register
+
+    def agent(self, fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
+        """Register a Python agent: ``ctx.agent({agent: NAME, input})`` runs it as a child run."""
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            self._engine.agents[name or fn.__name__] = Action(name or fn.__name__, fn)
+            return fn
+
+        return register(fn) if fn is not None else register
+
+    @property
+    def actions(self) -> dict[str, Action]:
+        return dict(self._engine.actions)
+
+    # -- running -------------------------------------------------------------------
+
+    def eval(self, source: str, input: Any = None, call_log: list | None = None,
+             resume: Resume | Iterable[Resume] | None = None, strict: bool = False, *, name: str | None = None,
+             actions: list[str] | None = None, limits: Limits | None = None,
+             observer: Observer | None = None) -> RunResult:
+        """Run a script, or resume one from its call log; return its result.
+
+        Raises ``SandboxInterrupt`` when an action needs an answer: pass its
+        ``call_log`` back with ``resume=Resume(position=it.position, value=...)``
+        (or call ``resume(it.run_id, value)``). Also raises ``RunParked``,
+        ``CallLogMismatchError``, ``ScriptError``, ``LintError``, ``LimitExceeded``.
+        """
+        return self._loop.run(self.aeval(source, input, call_log, resume, strict, name=name, actions=actions,
+                                         limits=limits, observer=observer))
+
+    async def aeval(self, source: str, input: Any = None, call_log: list | None = None,
+                    resume: Resume | Iterable[Resume] | None = None, strict: bool = False, *,
+                    name: str | None = None, actions: list[str] | None = None, limits: Limits | None = None,
+                    observer: Observer | None = None) -> RunResult:
+        answers = _answers(resume)
+        run_id = getattr(call_log, "run_id", None)
+        if isinstance(call_log, CallLog) and run_id and self._owns(run_id, call_log):
+            return await self._engine.resume(run_id, answers, source=source, observer=observer, limits=limits)
+        return await self._engine.start(source, input=input, name=name, strict=strict, actions=actions,
+                                        limits=limits, call_log=call_log, answers=answers, observer=observer)
+
+    def _owns(self, run_id: str, call_log: CallLog) -> bool:
+        """Whether the call log is this store's record of that run (then resume it from the full journal)."""
+        try:
+            return list(call_log) == self._engine.call_log(run_id)
+        except RunNotFound:
+            return False
+
+    def resume(self, run_id: str, value: Any = None, *, answers: dict[str, Any] | None = None,
+               source: str | None = None, force: bool = False, observer: Observer | None = None) -> RunResult:
+        """Resume a paused run from its stored source and journal, from any process.
+
+        ``value`` answers the first pending interrupt; ``answers`` maps
+        interrupt ids (``SandboxInterrupt.interrupts[i].id``) to answers, for
+        several at once. ``source`` resumes with edited source. Exactly one of
+        two concurrent resumes proceeds; the other raises ``RunBusyError``.
+        """
+        by_id = dict(answers or {})
+        if value is not None or not by_id:
+            pending = self._engine.pending(run_id)
+            if pending and value is not None:
+                by_id.setdefault(pending[0].id or "", value)
+        return self._loop.run(self._engine.resume(run_id, Answers(by_id=by_id), source=source,
+                                                  observer=observer, force=force))
+
+    def signal(self, run_id: str, event: Any) -> RunResult | None:
+        """Send an event to a run; delivered exactly once to a matching ``ctx.waitForEvent``.
+
+        If the run is parked it resumes now and this returns its result (or
+        raises its next pause); otherwise the event waits for the run.
+        """
+        return self._loop.run(self._engine.signal(run_id, event))
+
+    def run_due(self) -> list[tuple[str, Any]]:
+        """Resume every parked run whose timer is due on this Sandbox's clock."""
+        return self._loop.run(self._engine.run_due())
+
+    def start_scheduler(self, interval: float = 1.0, on_result: Callable[[str, Any], None] | None = None) -> None:
+        """Wake due runs every ``interval`` seconds in the background (also runs overdue ones now)."""
+        from .scheduler import Scheduler
+
+        if self._scheduler is None:
+            self._scheduler = Scheduler(self._engine, self._loop, interval, on_result)
+        self._scheduler.start()
+
+    def stop_scheduler(self) -> None:
+        if self._scheduler is not None:
+            self._scheduler.stop()
+
+    def check(self, run_id: str, source: str | None = None) -> CheckReport:
+        """Replay a run without executing anything; report "deterministic" or the first divergence."""
+        return self._loop.run(self._engine.check(run_id, source))
+
+    def fork(self, run_id: str, at: int, value: Any = None, *, answers: dict[str, Any] | None = None,
+             name: str | None = None) -> RunResult:
+        """A new run replaying ``run_id``'s journal before entry ``at`` and live after it.
+
+        ``value`` answers the interrupt left open at the fork point, if any: "what if I had said no?"
+        """
+        return self._loop.run(self._engine.fork(run_id, at, value, dict(answers or {}), name=name))
+
+    # -- inspecting ---------------------------------------------------------------
+
+    def runs(self, *, status: str | None = None, limit: int = 200, include_children: bool = False) -> list[RunInfo]:
+        """Stored runs, newest first."""
+        rows = self.store.list_runs(status=status, top_level=not include_children, limit=limit)
+        return [_info(row) for row in rows]
+
+    def run(self, run_id: str) -> RunInfo:
+        """One run with its journal entries (plain dicts), attempts and pending interrupts."""
+        doc = self._engine.document(run_id)
+        info = _info(self.store.get_run(run_id))
+        info.entries, info.attempts, info.pending = doc["entries"], doc["attempts"], doc["pending"]
+        return info
+
+    def timeline(self, run_id: str) -> dict[str, Any]:
+        """The run's timeline document (docs/journal.md), as the widgets render it."""
+        return self._engine.document(run_id)
+
+    def call_log(self, run_id: str) -> CallLog:
+        return self._engine.call_log(run_id)
+
+    def export_run(self, run_id: str, path: str | os.PathLike[str]) -> str:
+        """Write a run (with its children and journals) to one portable file."""
+        return str(self.store.export_run(run_id, path))
+
+    def import_run(self, path: str | os.PathLike[str]) -> str:
+        """Load a run exported by ``export_run``; returns its id, ready to ``resume``."""
+        return self.store.import_run(path)
+
+    def close(self) -> None:
+        self.stop_scheduler()
+        self.store.close()
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _answers(resume: Resume | Iterable[Resume] | None) -> Answers:
+    answers = Answers()
+    if resume is None:
+        return answers
+    for item in [resume] if isinstance(resume, Resume) else resume:
+        if not isinstance(item, Resume):
+            raise TypeError(f"resume takes Resume(position=..., value=...) objects, got {type(item).__name__}")
+        if item.id is not None:
+            answers.by_id[item.id] = item.value
+        if item.position is not None:
+            answers.by_position[item.position] = item
+    return answers
+
+
+def _info(row: Any) -> RunInfo:
+    return RunInfo(id=row.id, name=row.name, kind=row.kind, status=row.status, created=row.created,
+                   updated=row.updated, attempt=row.attempt, source=row.source, input=row.input, output=row.output,
+                   error=row.error, parent=row.parent, predecessor=row.predecessor, successor=row.successor,
+                   wake_at=row.wake_at)
