@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from .actions import Action, Resume, to_json
 from .clock import Clock
-from .errors import (CallLogMismatchError, LimitExceeded, RunParked, RunStateError, SandboxError,
+from .errors import (CallLogMismatchError, LimitExceeded, RunBusyError, RunParked, RunStateError, SandboxError,
                      SandboxInterrupt)
 from .journal import CallLog, plan_from_call_log
 from .lint import lint
@@ -197,7 +197,10 @@ class Engine:
         root = self._root(run_id)
         if self.store.get_run(root).status != "parked":
             return None  # delivered when the run next reaches a matching wait
-        return await self._wake(root, observer)
+        try:
+            return await self.resume(root, Answers(), observer=observer)
+        except RunBusyError:
+            return None  # another resume holds the run; it will deliver the signal
 
     async def run_due(self, observer: Observer | None = None) -> list[tuple[str, Any]]:
         """Resume every parked top-level run whose timer (or wait timeout) is due now."""

@@ -150,7 +150,7 @@ class Journal:
             elif entry.kind == "event":
                 rec["v"] = entry.body.get("event")
             recs.append(rec)
-        return {"recs": recs, "notes": self.notes}
+        return {"recs": recs, "notes": self.notes, "frontier": max(self.slots, default=-1) + 1}
 
     def call_log(self) -> list[dict[str, Any] | None]:
         """Seed 004's call log: by slot, ``None`` where a slot is open.

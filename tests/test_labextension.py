@@ -11,8 +11,8 @@ import importlib.metadata
 import importlib.util
 import json
 import re
-import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,9 +77,9 @@ def _installed_with_pip() -> bool:
 
 @pytest.mark.skipif(not _installed_with_pip(), reason="jupyter_sandbox is not pip-installed (CI installs it)")
 def test_pip_install_makes_the_extension_enabled_in_jupyterlab():
-    jupyter = shutil.which("jupyter")
-    assert jupyter, "jupyterlab is installed with jupyter_sandbox[lab]"
-    run = subprocess.run([jupyter, "labextension", "list"], capture_output=True, text=True, timeout=120)
+    # This interpreter's jupyter: the one whose environment pip installed into.
+    run = subprocess.run([sys.executable, "-m", "jupyter", "labextension", "list"],
+                         capture_output=True, text=True, timeout=120)
     listing = re.sub(r"\x1b\[[0-9;]*m", "", run.stdout + run.stderr)
     line = next((ln for ln in listing.splitlines() if ln.split()[:1] == ["jupyter-sandbox"]), None)
     assert line is not None, listing

@@ -206,6 +206,18 @@ def test_mismatch_diff_marks_only_the_differing_rows():
     assert diff_rows(html) == {"kind": "", "name": "jsbx-differs", "input": ""}
 
 
+def test_mismatch_diff_ignores_key_order_as_content_keys_do():
+    attempted = {**MISMATCH["attempted"], "input": {"b": 2, "a": 1}}
+    html = render_mismatch_html({**MISMATCH, "recorded": {**MISMATCH["recorded"], "input": {"a": 1, "b": 2}},
+                                 "attempted": attempted}, None)
+    assert diff_rows(html)["input"] == ""
+
+
+def test_mismatch_diff_names_a_clock_read_as_such():
+    html = render_mismatch_html({**MISMATCH, "attempted": {"type": "now", "name": None, "input": None}}, None)
+    assert "the script now attempted <b>a now read</b>" in html
+
+
 def test_mismatch_diff_shows_recorded_and_attempted_side_by_side():
     html = render_mismatch_html(MISMATCH, None)
     row = re.search(r"<th>name</th>(.*?)</tr>", html, re.S).group(1)

@@ -162,7 +162,7 @@ let undelivered = 0;
 let notesRecorded = 0;
 let noteIndex = 0;
 let nextSlot = 0;
-let mismatched = false;
+let frontier = 0;               // 1 + the last slot the journal reserved: before it, the script is replaying
 
 // The content key of an effect recorded in a bare call log (one the journal did not key).
 function keyOf(kin) {
@@ -192,6 +192,7 @@ function loadPlan(plan) {
   }
   for (const fifo of byKey.values()) arraySort(fifo.recs, (a, b) => a.s - b.s);
   notesRecorded = plan.notes | 0;
+  frontier = plan.frontier | 0;
 }
 
 class MismatchSignal extends ErrorCtor {}
@@ -215,7 +216,6 @@ function reserve(key, attempted) {
     }
   }
   if (at !== undefined) {
-    mismatched = true;
     push(`{"t":"mismatch","s":${s},"attempted":${attempted}${locationText()}}`);
     throw new MismatchSignal(`replay diverged at position ${s}`);
   }
@@ -444,7 +444,7 @@ const ctx = {
     note("log", `,"level":"${lvl}","message":${str(message)},"data":${dataText}`);
   },
   progress(patch) {
-    if (undelivered > 0) return; // replay: progress is for the live UI only
+    if (undelivered > 0 || nextSlot < frontier) return; // replaying: progress is for the live UI only
     let text;
     try { text = describeInput("ctx.progress", patch); } catch (e) { return; }
     push(`{"t":"progress","patch":${text}}`);

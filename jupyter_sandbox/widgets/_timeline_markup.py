@@ -38,14 +38,17 @@ def h(template: str, *args: Any, **kwargs: Any) -> Html:
 # ---------------------------------------------------------------- formatting
 
 
-def to_json(value: Any, indent: int | None = None) -> str:
+def to_json(value: Any, indent: int | None = None, sort_keys: bool = False) -> str:
+    """JSON as JavaScript's JSON.stringify writes it (compact unless ``indent``)."""
     try:
-        return json.dumps(value, indent=indent, ensure_ascii=False, separators=None if indent else (",", ":"))
+        return json.dumps(value, indent=indent, ensure_ascii=False, sort_keys=sort_keys,
+                          separators=None if indent else (",", ":"))
     except (TypeError, ValueError):
         return str(value)
 
 
 def preview(value: Any, limit: int = 60) -> str:
+    """Compact JSON cut to ``limit`` characters, for a summary line."""
     text = to_json(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -65,16 +68,22 @@ def duration(seconds: float) -> str:
 
 
 def iso(ms: Any) -> str:
-    if not isinstance(ms, (int, float)):
+    """Epoch milliseconds as an ISO 8601 UTC time, or "" when it is not a usable time."""
+    if not is_number(ms):
         return ""
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        return ""
 
 
 def plural(n: int, one: str, many: str) -> str:
+    """``1 entry``, ``2 entries``."""
     return f"{n} {one if n == 1 else many}"
 
 
 def is_number(value: Any) -> bool:
+    """A real int or float (not a bool), as journal times are."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -82,15 +91,18 @@ def is_number(value: Any) -> bool:
 
 
 def json_block(label: str, value: Any) -> Html:
+    """A collapsed block: ``label`` and a preview, expanding to pretty JSON."""
     return h('<details class="jsbx-json"><summary>{} <code>{}</code></summary><pre>{}</pre></details>',
              label, preview(value), to_json(value, 2))
 
 
 def pill(kind: str, text: Any) -> Html:
+    """A small badge, styled by ``jsbx-pill-KIND``."""
     return h('<span class="jsbx-pill jsbx-pill-{}">{}</span>', kind, text)
 
 
 def error_block(err: Any, source: str | None) -> Html:
+    """An error dict (or message) in red, with its source line and caret, and its stack collapsed."""
     e = {"message": err} if isinstance(err, str) else (err or {})
     ex = e.get("source_line") or excerpt(source, e.get("line"), e.get("column"))
     where = h(' <span class="jsbx-where">workflow.js:{}:{}</span>', e["line"], e.get("column") or 1) if e.get("line") else ""
@@ -106,6 +118,8 @@ def error_block(err: Any, source: str | None) -> Html:
 def _describe(side: dict | None) -> str:
     if not side:
         return "nothing"
+    if side.get("type") in ("now", "random"):
+        return f"a {side['type']} read"
     return f"{side.get('type')} {side['name']}" if side.get("name") else str(side.get("type"))
 
 
@@ -123,7 +137,9 @@ def render_mismatch_html(mismatch: dict, source: str | None = None) -> str:
         a = (recorded or {}).get(field)
         b = (attempted or {}).get(field)
         cells = [_diff_cell(side, value, field) for side, value in ((recorded, a), (attempted, b))]
-        rows.append(h('<tr class="{}"><th>{}</th>{}</tr>', "jsbx-differs" if to_json(a) != to_json(b) else "", label, cells))
+        # Compared canonically, as content keys are: key order is no difference.
+        differs = to_json(a, sort_keys=True) != to_json(b, sort_keys=True)
+        rows.append(h('<tr class="{}"><th>{}</th>{}</tr>', "jsbx-differs" if differs else "", label, cells))
     ex = mismatch.get("source_line") or excerpt(source, mismatch.get("line"), mismatch.get("column"))
     position = mismatch.get("position")
     return h(
@@ -145,6 +161,7 @@ def _diff_cell(side: dict | None, value: Any, field: str) -> Html:
 
 
 def plan_list(plan: Any) -> Html:
+    """A ``ctx.plan`` list (strings or ``{title, done}``) as a checklist."""
     items = []
     for item in plan if isinstance(plan, list) else []:
         done = bool(item.get("done")) if isinstance(item, dict) else False

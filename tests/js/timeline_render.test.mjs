@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import widget, {
   applyMessage,
   duration,
+  mismatchHtml,
   renderTimeline,
   timelineHtml,
   timelineParts,
@@ -162,6 +163,16 @@ test('progress patches merge, and a null patch clears them', () => {
 
 test('an unknown message changes nothing', () => {
   assert.equal(applyMessage(viewState(copy()), { type: 'nope' }), false);
+});
+
+test('a mismatch diff ignores key order, as content keys do', () => {
+  const html = mismatchHtml({
+    position: 1,
+    recorded: { type: 'action', name: 'a', input: { x: 1, y: [{ q: 1, p: 2 }] } },
+    attempted: { type: 'action', name: 'b', input: { y: [{ p: 2, q: 1 }], x: 1 } }
+  });
+  const rows = [...html.matchAll(/<tr class="([^"]*)"><th>(\w+)/g)].map((m) => [m[2], m[1]]);
+  assert.deepEqual(rows, [['kind', ''], ['name', 'jsbx-differs'], ['input', '']]);
 });
 
 test('duration reads like a person would say it', () => {

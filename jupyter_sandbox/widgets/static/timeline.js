@@ -86,9 +86,10 @@ export function duration(s) {
   return `${(s / 86400).toFixed(1)} d`;
 }
 
-/** @param {number | null | undefined} ms epoch milliseconds */
+/** @param {number | null | undefined} ms epoch milliseconds; '' when not a usable time */
 function iso(ms) {
-  return typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : '';
+  // Past ±8.64e15 ms a Date is invalid and toISOString throws.
+  return typeof ms === 'number' && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : '';
 }
 
 /** @param {number} n @param {string} one @param {string} many */
@@ -170,7 +171,16 @@ function errorBlock(err, source) {
 /** @param {Record<string, any> | null | undefined} side */
 function describe(side) {
   if (!side) return 'nothing';
+  if (side.type === 'now' || side.type === 'random') return `a ${side.type} read`;
   return side.name ? `${side.type} ${side.name}` : `${side.type}`;
+}
+
+/** JSON with object keys sorted, as content keys are built. @param {unknown} v */
+function canonical(v) {
+  /** @param {any} x @returns {unknown} */
+  const sorted = (x) => (Array.isArray(x) ? x.map(sorted)
+    : x && typeof x === 'object' ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, sorted(x[k])])) : x);
+  return toJson(sorted(v));
 }
 
 /**
@@ -188,7 +198,8 @@ export function mismatchHtml(m, source) {
       if (field === 'input') return h`<td><pre>${toJson(v, 2)}</pre></td>`;
       return h`<td><code>${v ?? '—'}</code></td>`;
     };
-    const differs = toJson(a) !== toJson(b);
+    // Compared canonically, as content keys are: key order is no difference.
+    const differs = canonical(a) !== canonical(b);
     return h`<tr class="${differs ? 'jsbx-differs' : ''}"><th>${label}</th>${cell(m.recorded, a)}${cell(m.attempted, b)}</tr>`;
   });
   const ex = m.source_line || excerpt(source, m.line, m.column);

@@ -1,0 +1,290 @@
+"""The durable store: runs and journals in SQLite, resumable from another process or machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+from jupyter_sandbox import (ActionInterrupt, ManualClock, RunBusyError, RunNotFound, RunParked, RunStateError,
+                             Sandbox, SandboxInterrupt, StoreError)
+from jupyter_sandbox.store import SCHEMA_VERSION
+
+PROGRAM = textwrap.dedent("""
+    import json, os, sys, time
+    from jupyter_sandbox import Sandbox, ActionInterrupt, SandboxInterrupt, RunBusyError, RunStateError, RunParked
+    from jupyter_sandbox import ManualClock
+    store, effects, command = sys.argv[1], sys.argv[2], sys.argv[3]
+    clock = ManualClock(start=float(os.environ["CLOCK"])) if "CLOCK" in os.environ else None
+    sb = Sandbox(store, clock=clock)
+
+    @sb.action
+    def effect(i):
+        with open(effects, "a") as f:
+            f.write(f"{i}\\n")
+        time.sleep(float(os.environ.get("EFFECT_SECONDS", "0")))
+        return i * i
+
+    @sb.action
+    def approve(x, resume=None):
+        if resume is None:
+            raise ActionInterrupt(data=x)
+        with open(effects, "a") as f:
+            f.write(f"approve {resume.value}\\n")
+        time.sleep(float(os.environ.get("APPROVE_SECONDS", "0")))
+        return resume.value
+
+    source = os.environ.get("SOURCE", "")
+    def report(**kw):
+        print(json.dumps(kw), flush=True)
+    try:
+        if command == "start":
+            result = sb.eval(source)
+            report(status="completed", output=result.output, run_id=result.run_id)
+        elif command == "resume":
+            result = sb.resume(sys.argv[4], json.loads(sys.argv[5]) if len(sys.argv) > 5 else None)
+            report(status="completed", output=result.output, run_id=result.run_id)
+        elif command == "due":
+            sb.start_scheduler(interval=0.05)
+            deadline = time.time() + 10
+            while sb.run(sys.argv[4]).status != "completed" and time.time() < deadline:
+                time.sleep(0.05)
+            report(status=sb.run(sys.argv[4]).status, output=sb.run(sys.argv[4]).output)
+    except SandboxInterrupt as it:
+        report(status="interrupted", run_id=it.run_id, position=it.position)
+    except RunParked as parked:
+        report(status="parked", run_id=parked.run_id, due=parked.due)
+    except RunBusyError as exc:
+        report(status="busy", error=str(exc))
+    except RunStateError as exc:
+        report(status="state", error=str(exc))
+""")
+
+
+@pytest.fixture
+def program(tmp_path):
+    path = tmp_path / "program.py"
+    path.write_text(PROGRAM)
+    effects = tmp_path / "effects.txt"
+    effects.touch()
+
+    def run(command, *args, env=None, wait=True):
+        full_env = {**os.environ, **(env or {})}
+        argv = [sys.executable, str(path), str(tmp_path / "runs.sqlite"), str(effects), command, *args]
+        if not wait:
+            return subprocess.Popen(argv, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        done = subprocess.run(argv, env=full_env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    run.effects = lambda: effects.read_text().split()
+    run.store = tmp_path / "runs.sqlite"
+    return run
+
+
+WORKFLOW = "const a = await actions.effect(2); const b = await actions.approve(a); " \
+           "const c = await actions.effect(3); return [a, b, c]"
+
+
+def test_a_run_interrupted_in_one_process_resumes_in_another(program):
+    first = program("start", env={"SOURCE": WORKFLOW})
+    assert first["status"] == "interrupted"
+    second = program("resume", first["run_id"], "true", env={"SOURCE": WORKFLOW})
+    assert second == {"status": "completed", "output": [4, True, 9], "run_id": first["run_id"]}
+    assert program.effects() == ["2", "approve", "True", "3"]  # the recorded effect(2) did not run again
+
+
+def test_the_resumed_output_equals_an_uninterrupted_run(program, tmp_path):
+    interrupted = program("start", env={"SOURCE": WORKFLOW})
+    resumed = program("resume", interrupted["run_id"], "true")
+    sb = Sandbox()
+    sb.action(lambda i: i * i, name="effect")
+    sb.action(lambda x: True, name="approve")
+    assert sb.eval(WORKFLOW).output == resumed["output"]
+
+
+def test_two_processes_resuming_at_once_execute_the_action_once(program):
+    first = program("start", env={"SOURCE": WORKFLOW})
+    env = {"APPROVE_SECONDS": "1.0"}
+    racers = [program("resume", first["run_id"], "true", env=env, wait=False) for _ in range(2)]
+    outcomes = [json.loads(p.communicate(timeout=60)[0].strip().splitlines()[-1]) for p in racers]
+    statuses = sorted(o["status"] for o in outcomes)
+    assert statuses[0] == "busy" or statuses == ["completed", "state"], outcomes
+    assert statuses.count("completed") == 1
+    busy = [o for o in outcomes if o["status"] != "completed"][0]
+    assert "already being resumed" in busy["error"] or "completed" in busy["error"]
+    assert program.effects().count("approve") == 1
+
+
+def test_two_threads_resuming_at_once_execute_the_action_once(tmp_path):
+    import time
+
+    sb = Sandbox(tmp_path / "runs.sqlite")
+    calls = []
+
+    @sb.action
+    def approve(x, resume=None):
+        if resume is None:
+            raise ActionInterrupt(data=x)
+        calls.append(resume.value)
+        time.sleep(0.5)
+        return resume.value
+
+    with pytest.raises(SandboxInterrupt) as info:
+        sb.eval("return await actions.approve(1)")
+    outcomes = []
+
+    def resume():
+        try:
+            outcomes.append(sb.resume(info.value.run_id, "click").output)
+        except RunBusyError as exc:
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=resume) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert calls == ["click"]
+    assert sorted(map(type, outcomes), key=str) == sorted([str, RunBusyError], key=str)
+    assert "already being resumed" in str([o for o in outcomes if isinstance(o, RunBusyError)][0])
+
+
+def test_a_parked_timer_is_woken_by_another_processs_scheduler(program):
+    start = 1_700_000_000_000
+    parked = program("start", env={"SOURCE": "await actions.effect(1); await ctx.hours(1); return 'woke'",
+                                   "CLOCK": str(start)})
+    assert parked["status"] == "parked" and parked["due"] == pytest.approx(start + 3_600_000, abs=5)
+    woken = program("due", parked["run_id"], env={"CLOCK": str(start + 3_600_001)})
+    assert woken == {"status": "completed", "output": "woke"}
+    sb = Sandbox(program.store)
+    assert [e["kind"] for e in sb.run(parked["run_id"]).entries].count("fired") == 1
+    assert program.effects() == ["1"]
+
+
+def test_export_and_import_move_a_paused_run_to_another_store(program, tmp_path):
+    first = program("start", env={"SOURCE": WORKFLOW})
+    exported = Sandbox(program.store).export_run(first["run_id"], tmp_path / "run.jsbx")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    sb = Sandbox(elsewhere / "other.sqlite")
+    calls = []
+    sb.action(lambda i: calls.append(i) or i * i, name="effect")
+    sb.action(lambda x, resume=None: resume.value if resume else (_ for _ in ()).throw(ActionInterrupt()),
+              name="approve")
+    run_id = sb.import_run(exported)
+    assert run_id == first["run_id"] and sb.run(run_id).status == "interrupted"
+    assert sb.resume(run_id, "moved").output == [4, "moved", 9]
+    assert calls == [3]
+
+
+def test_importing_twice_is_a_clear_error(sb, tmp_path):
+    result = sb.eval("return 1")
+    path = sb.export_run(result.run_id, tmp_path / "x.jsbx")
+    with pytest.raises(StoreError, match="already exists"):
+        sb.import_run(path)
+
+
+def test_importing_a_file_that_is_not_an_export_is_a_clear_error(sb, tmp_path):
+    bad = tmp_path / "bad.jsbx"
+    bad.write_bytes(b"not cbor at all")
+    with pytest.raises(StoreError, match="not a jupyter_sandbox run export"):
+        sb.import_run(bad)
+
+
+def test_the_store_is_a_wal_sqlite_file_with_the_documented_tables(tmp_path):
+    path = tmp_path / "runs.sqlite"
+    Sandbox(path).eval("return 1")
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"runs", "run_journal", "run_attempts", "signals", "meta"} <= tables
+    pk = [r[1] for r in db.execute("PRAGMA table_info(run_journal)") if r[5]]
+    assert pk == ["run_id", "seq"]
+
+
+def test_journal_rows_are_cbor(tmp_path):
+    import cbor2
+
+    path = tmp_path / "runs.sqlite"
+    sb = Sandbox(path)
+    sb.action(lambda x: x + 1, name="inc")
+    run_id = sb.eval("return await actions.inc(1)").run_id
+    rows = sqlite3.connect(path).execute("SELECT kind, body FROM run_journal WHERE run_id = ? ORDER BY seq",
+                                         (run_id,)).fetchall()
+    decoded = [(kind, cbor2.loads(body)) for kind, body in rows]
+    assert [k for k, _ in decoded] == ["attempt", "call", "result"]
+    assert decoded[2][1]["value"] == 2 and decoded[1][1]["key"] == "tool|inc|1"
+
+
+def test_a_store_from_a_newer_version_is_refused(tmp_path):
+    path = tmp_path / "runs.sqlite"
+    Sandbox(path).close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match="newer jupyter_sandbox"):
+        Sandbox(path)
+
+
+def test_a_file_that_is_not_a_store_is_a_clear_error(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello, this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="not a usable run store"):
+        Sandbox(path)
+
+
+def test_runs_lists_runs_newest_first_with_names_and_status(tmp_path):
+    sb = Sandbox(tmp_path / "runs.sqlite")
+    sb.eval("return 1", name="first")
+    with pytest.raises(Exception):
+        sb.eval("throw new Error('x')", name="second")
+    listed = [(r.name, r.status) for r in sb.runs()]
+    assert listed == [("second", "failed"), ("first", "completed")]
+
+
+def test_run_returns_entries_as_plain_dicts(sb):
+    run_id = sb.eval("console.log('hi'); return 1").run_id
+    info = sb.run(run_id)
+    assert info.status == "completed" and info.output == 1
+    assert [e["kind"] for e in info.entries] == ["attempt", "console"]
+    assert all(isinstance(e, dict) for e in info.entries)
+
+
+def test_an_unknown_run_is_run_not_found(sb):
+    with pytest.raises(RunNotFound):
+        sb.resume("r-nope")
+
+
+def test_resuming_a_completed_run_is_a_clear_state_error(sb):
+    run_id = sb.eval("return 1").run_id
+    with pytest.raises(RunStateError, match="completed; use check"):
+        sb.resume(run_id)
+
+
+def test_each_attempt_records_the_source_hash_it_ran(sb):
+    sb.action(lambda x, resume=None: resume.value if resume else (_ for _ in ()).throw(ActionInterrupt()),
+              name="gate")
+    with pytest.raises(SandboxInterrupt) as info:
+        sb.eval("return await actions.gate(1)")
+    sb.resume(info.value.run_id, True, source="// edited\nreturn await actions.gate(1)")
+    attempts = sb.run(info.value.run_id).attempts
+    assert len(attempts) == 2 and attempts[0]["source_hash"] != attempts[1]["source_hash"]
+    assert sb.run(info.value.run_id).source.startswith("// edited")
+
+
+def test_parked_runs_survive_a_new_sandbox_on_the_same_file(tmp_path):
+    clock = ManualClock(start=0)
+    path = tmp_path / "runs.sqlite"
+    with pytest.raises(RunParked) as info:
+        Sandbox(path, clock=clock).eval("await ctx.hours(2); return 'later'")
+    later = Sandbox(path, clock=ManualClock(start=2 * 3_600_000))
+    [(run_id, result)] = later.run_due()
+    assert run_id == info.value.run_id and result.output == "later"
