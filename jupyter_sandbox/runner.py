@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import json
+import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -26,6 +27,7 @@ from .actions import Outcome, Resume, call_action
 from .errors import CallLogMismatchError, Interrupt, LimitExceeded, SandboxError, ScriptError
 from .journal import Entry, Journal, JournalWriter
 from .realm import Limits, Realm
+from .waits import EventWait, Waits
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -33,9 +35,14 @@ if TYPE_CHECKING:
 
 __all__ = ["Observer", "AttemptResult", "Answers", "FrontierReached", "Runner"]
 
+log = logging.getLogger("jupyter_sandbox")
+
 
 class Observer:
-    """Hooks for a live view of a run; every method is optional (the defaults do nothing)."""
+    """Hooks for a live view of a run; every method is optional (the defaults do nothing).
+
+    They are called on the engine's thread; an observer that raises is logged and ignored.
+    """
 
     def entries(self, run_id: str, entries: list[dict[str, Any]]) -> None: ...
 
@@ -102,9 +109,7 @@ class Runner:
         self.done: collections.deque[tuple[int, asyncio.Future[Outcome]]] = collections.deque()
         self.ready: collections.deque[tuple[int, str]] = collections.deque()
         self.wakeup: asyncio.Future[None] | None = None
-        self.timers: dict[int, float] = {}
-        self.waits: dict[int, tuple[Any, float | None, str]] = {}
-        self.parked_children: dict[int, float | None] = {}
+        self.waits = Waits()
         self.requests: dict[int, Entry] = {}
         self.interrupts: list[Interrupt] = []
         self.continue_state: Any = _MISSING
@@ -153,11 +158,11 @@ class Runner:
                 await self._wait_for_completions(self._seconds_to_next_due())
                 self._fire_due()
                 continue
-            if self.timers or self.waits or self.parked_children:
+            if self.waits:
                 if self._fire_due() or self._deliver_signals():
                     continue
-                due = self._next_due()
-                if due is not None and not self.parked_children and due - self.now <= self.limits.inline_sleep_ms:
+                due = self.waits.next_due()
+                if due is not None and not self.waits.children and due - self.now <= self.limits.inline_sleep_ms:
                     await self.engine.clock.sleep(max(due - self.now, 0.0))
                     continue
                 return self._parked()
@@ -213,7 +218,7 @@ class Runner:
         replayed = bool(item.pop("r"))
         item.pop("t")
         if kind == "console":
-            self.observer.console(self.run.id, {"level": item["level"], "message": item["message"]}, replayed)
+            self._observe("console", {"level": item["level"], "message": item["message"]}, replayed)
         if not replayed:
             self.writer.append(kind, None, **item)
 
@@ -288,7 +293,7 @@ class Runner:
         previous = self._open(item, "timer")
         if previous is None:
             previous = self._request("timer", item, ms=item["ms"], due=self.now + item["ms"])
-        self.timers[item["s"]] = previous.body["due"]
+        self.waits.timers[item["s"]] = previous.body["due"]
 
     def _wait(self, item: dict[str, Any]) -> None:
         previous = self._open(item, "wait")
@@ -296,7 +301,7 @@ class Runner:
             timeout = item["timeout"]
             previous = self._request("wait", item, match=item["match"], timeout=timeout,
                                      due=None if timeout is None else self.now + timeout)
-        self.waits[item["s"]] = (item["match"], previous.body["due"], item["key"])
+        self.waits.events[item["s"]] = EventWait(item["match"], previous.body["due"], item["key"])
 
     # -- live calls ---------------------------------------------------------------------
 
@@ -341,7 +346,7 @@ class Runner:
             self.writer.append("result", slot, ok=False, error=error)
             self.ready.append((slot, json.dumps({"ok": False, "error": error})))
         elif outcome.kind == "parked":
-            self.parked_children[slot] = outcome.data
+            self.waits.children[slot] = outcome.data
         else:
             self._interrupted(slot, request, outcome)
 
@@ -364,48 +369,38 @@ class Runner:
 
     # -- timers and events -------------------------------------------------------------
 
-    def _next_due(self) -> float | None:
-        dues = [*self.timers.values(), *(d for _, d, _ in self.waits.values() if d is not None),
-                *(d for d in self.parked_children.values() if d is not None)]
-        return min(dues) if dues else None
-
     def _seconds_to_next_due(self) -> float | None:
-        due = self._next_due()
+        due = self.waits.next_due()
         return None if due is None else max(due - self.now, 0.0) / 1000.0
 
     def _fire_due(self) -> bool:
-        now, fired = self.now, False
-        for slot, due in sorted(self.timers.items(), key=lambda kv: (kv[1], kv[0])):
-            if due <= now:
-                del self.timers[slot]
+        fired = self.waits.take_due(self.now)
+        for slot, kind in fired:
+            if kind == "timer":
                 self.writer.append("fired", slot)
-                self.ready.append((slot, '{"ok":true,"value":null}'))
-                fired = True
-        for slot, (_, due, _) in sorted(self.waits.items()):
-            if due is not None and due <= now:
-                del self.waits[slot]
+            else:
                 self.writer.append("event", slot, event=None, signal=None)
-                self.ready.append((slot, '{"ok":true,"value":null}'))
-                fired = True
+            self.ready.append((slot, '{"ok":true,"value":null}'))
         if fired:
             self._flush()
-        return fired
+        return bool(fired)
 
     def _deliver_signals(self) -> bool:
         """Deliver waiting signals: each signal row and its journal entry commit in one transaction."""
         delivered = False
-        for slot, (match, _, _) in sorted(self.waits.items()):
+        for slot, wait in sorted(self.waits.events.items()):
             self._flush()
+            written: list[tuple[Entry, bytes]] = []
 
             def write(signal_id: int, event: Any, slot: int = slot) -> list[tuple[Entry, bytes]]:
                 self.writer.append("event", slot, event=event, signal=signal_id)
-                return self.writer.take()
+                written.extend(self.writer.take())
+                return written
 
-            if self.store.deliver_signal(self.run.id, lambda e, m=match: matches(e, m), write):
-                event = self.journal.entries[-1].body["event"]
-                del self.waits[slot]
-                self.ready.append((slot, json.dumps({"ok": True, "value": event})))
-                self._notify()
+            if self.store.deliver_signal(self.run.id, wait.accepts, write):
+                del self.waits.events[slot]
+                self.ready.append((slot, json.dumps({"ok": True, "value": written[-1][0].body["event"]})))
+                self._notify(written)
                 delivered = True
         return delivered
 
@@ -419,7 +414,13 @@ class Runner:
 
     def _notify(self, entries: list[tuple[Entry, bytes]] | None = None) -> None:
         if entries:
-            self.observer.entries(self.run.id, [e.to_dict() for e, _ in entries])
+            self._observe("entries", [e.to_dict() for e, _ in entries])
+
+    def _observe(self, hook: str, *args: Any) -> None:
+        try:
+            getattr(self.observer, hook)(self.run.id, *args)
+        except Exception:  # a broken view must never break the run it shows
+            log.exception("observer %s failed", hook)
 
     def _snapshot(self) -> tuple[list[dict[str, str]], Any]:
         if self.realm is None:
@@ -453,10 +454,8 @@ class Runner:
 
     def _parked(self) -> AttemptResult:
         console, data = self._snapshot()
-        waiting = [{"slot": s, "key": f"sleep until {d:.0f}", "due": d} for s, d in self.timers.items()]
-        waiting += [{"slot": s, "key": k, "match": m, "due": d} for s, (m, d, k) in self.waits.items()]
-        waiting += [{"slot": s, "key": "child run", "due": d} for s, d in self.parked_children.items()]
-        return AttemptResult("parked", due=self._next_due(), waiting=waiting, console=console, data=data,
+        return AttemptResult("parked", due=self.waits.next_due(), waiting=self.waits.describe(), console=console,
+                             data=data,
                              replayed=self._replayed())
 
     def _failed(self, error: SandboxError) -> AttemptResult:
@@ -492,9 +491,3 @@ class Runner:
         return CallLogMismatchError(position, self.recorded_at(position), {"type": "nothing"},
                                     source=self.source, run_id=self.run.id)
 
-
-def matches(event: Any, match: Any) -> bool:
-    """An event matches when it has every field of ``match`` with an equal value."""
-    if not isinstance(match, dict) or not match:
-        return True
-    return isinstance(event, dict) and all(k in event and event[k] == v for k, v in match.items())

@@ -1,0 +1,61 @@
+"""What a run waits on besides actions: timers, events, and parked child runs.
+
+The runner asks three things of it: when is the next one due, which are due
+now, and does an event match a wait. Journal writes stay with the runner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["EventWait", "Waits", "matches"]
+
+
+def matches(event: Any, match: Any) -> bool:
+    """An event matches when it has every field of ``match`` with an equal value."""
+    if not isinstance(match, dict) or not match:
+        return True
+    return isinstance(event, dict) and all(k in event and event[k] == v for k, v in match.items())
+
+
+@dataclass
+class EventWait:
+    match: Any
+    due: float | None  # the timeout, epoch ms; None waits for ever
+    key: str
+
+    def accepts(self, event: Any) -> bool:
+        return matches(event, self.match)
+
+
+@dataclass
+class Waits:
+    timers: dict[int, float] = field(default_factory=dict)             # slot -> due
+    events: dict[int, EventWait] = field(default_factory=dict)          # slot -> the wait
+    children: dict[int, float | None] = field(default_factory=dict)     # slot -> the parked child's due
+
+    def __bool__(self) -> bool:
+        return bool(self.timers or self.events or self.children)
+
+    def next_due(self) -> float | None:
+        dues = [*self.timers.values(), *(w.due for w in self.events.values() if w.due is not None),
+                *(d for d in self.children.values() if d is not None)]
+        return min(dues) if dues else None
+
+    def take_due(self, now: float) -> list[tuple[int, str]]:
+        """Remove and return what fell due: ``(slot, "timer")`` or ``(slot, "timeout")``, earliest first."""
+        due = [(d, s, "timer") for s, d in self.timers.items() if d <= now]
+        due += [(w.due, s, "timeout") for s, w in self.events.items() if w.due is not None and w.due <= now]
+        due.sort()
+        for _, slot, kind in due:
+            (self.timers if kind == "timer" else self.events).pop(slot)
+        return [(slot, kind) for _, slot, kind in due]
+
+    def describe(self) -> list[dict[str, Any]]:
+        """What a parked run waits on, for ``RunParked.waiting``."""
+        out: list[dict[str, Any]] = [{"slot": s, "key": f"sleep until {d:.0f}", "due": d}
+                                     for s, d in self.timers.items()]
+        out += [{"slot": s, "key": w.key, "match": w.match, "due": w.due} for s, w in self.events.items()]
+        out += [{"slot": s, "key": "child run", "due": d} for s, d in self.children.items()]
+        return out
