@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 from .actions import Outcome, Resume, call_action, to_json
 from .errors import ActionError, Interrupt, RunNotFound, SandboxError
 from .journal import JournalWriter
-from .runner import Answers, AttemptResult, Runner
+from .answers import Answers
+from .runner import AttemptResult, Runner
 from .store import RunRow, source_hash
 
 if TYPE_CHECKING:

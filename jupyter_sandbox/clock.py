@@ -15,6 +15,8 @@ __all__ = ["Clock", "SystemClock", "ManualClock"]
 
 
 class Clock(Protocol):
+    """What the engine needs of a clock."""
+
     def now(self) -> float:
         """Epoch milliseconds."""
 
@@ -23,6 +25,8 @@ class Clock(Protocol):
 
 
 class SystemClock:
+    """The machine's clock (the default)."""
+
     def now(self) -> float:
         return time.time() * 1000.0
 

@@ -20,7 +20,8 @@ from .journal import CallLog, plan_from_call_log
 from .lint import lint
 from .realm import Limits
 from .results import CheckReport, RunResult
-from .runner import Answers, AttemptResult, FrontierReached, Observer, Runner
+from .answers import Answers
+from .runner import AttemptResult, FrontierReached, Observer, Runner
 from .store import RunRow, Store, new_run_id, source_hash
 
 __all__ = ["Engine"]

@@ -280,6 +280,8 @@ class RunBusyError(RunStateError):
 
 
 class RunNotFound(SandboxError):
+    """No run with that id in this store."""
+
     def __init__(self, run_id: str):
         self.run_id = run_id
         super().__init__(f"no run {run_id!r} in this store")

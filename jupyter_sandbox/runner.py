@@ -23,7 +23,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from .actions import Outcome, Resume, call_action
+from .actions import Outcome, call_action
+from .answers import Answers, answer_for
 from .errors import CallLogMismatchError, Interrupt, LimitExceeded, SandboxError, ScriptError
 from .journal import Entry, Journal, JournalWriter
 from .realm import Limits, Realm
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from .engine import Engine
     from .store import RunRow, Store
 
-__all__ = ["Observer", "AttemptResult", "Answers", "FrontierReached", "Runner"]
+__all__ = ["Observer", "AttemptResult", "FrontierReached", "Runner"]
 
 log = logging.getLogger("jupyter_sandbox")
 
@@ -49,21 +50,6 @@ class Observer:
     def console(self, run_id: str, line: dict[str, str], replayed: bool) -> None: ...
 
     def progress(self, run_id: str, patch: Any) -> None: ...
-
-
-@dataclass
-class Answers:
-    """The answers a resume carries: by interrupt id, or by position in the top run."""
-
-    by_id: dict[str, Any] = field(default_factory=dict)
-    by_position: dict[int, Resume] = field(default_factory=dict)
-
-    def for_child(self, pending: list[dict[str, Any]], position: int) -> "Answers":
-        """Answers to hand a child run: its ids, and a position answer for the delegate's slot."""
-        by_id = dict(self.by_id)
-        if position in self.by_position and pending:
-            by_id.setdefault(pending[0]["id"], self.by_position[position].value)
-        return Answers(by_id=by_id)
 
 
 @dataclass
@@ -247,33 +233,12 @@ class Runner:
             self._request("call", item, op="call", name=name, input=item["input"], description=item["description"],
                           line=item.get("line"))
         action = self.engine.actions[name]
-        resume, gate, call_input = self._resume_for(slot, action, item["input"])
+        resume, gate, call_input, answer = answer_for(self.journal, self.answers, self.run.id, slot,
+                                                      action.approval, item["input"])
+        if answer is not None:
+            self.writer.append("answer", slot, **answer)
         self._dispatch(slot, call_action(action, call_input, resume, self.engine.executor,
                                          self.limits.action_timeout, gate=gate))
-
-    def _resume_for(self, slot: int, action: Any, call_input: Any) -> tuple[Resume | None, bool, Any]:
-        """The answer (if any) this live call carries, and whether its approval is still needed."""
-        gate = True
-        for entry in self.journal.entries:
-            if entry.kind == "answer" and entry.slot == slot and entry.body.get("approved"):
-                gate, call_input = False, entry.body.get("input", call_input)
-        interrupt = self.journal.interrupt_at(slot)
-        given = self.answers.by_position.get(slot)  # a Resume: also answers a slot a bare call log left open
-        if interrupt is not None and interrupt.body["id"] in self.answers.by_id:
-            value, state = self.answers.by_id[interrupt.body["id"]], interrupt.body.get("state")
-        elif given is not None:
-            value, state = given.value, interrupt.body.get("state") if interrupt is not None else given.state
-        else:
-            return None, gate, call_input
-        interrupt_id = interrupt.body["id"] if interrupt is not None else f"{self.run.id}:{slot}"
-        body: dict[str, Any] = {"value": value, "id": interrupt_id}
-        if (interrupt.body.get("approval") if interrupt is not None else action.approval and gate):
-            approved = value is True or (isinstance(value, dict) and bool(value.get("approved")))
-            body.update(approval=True, approved=approved)
-            if approved and isinstance(value, dict) and "input" in value:
-                body["input"] = value["input"]
-        self.writer.append("answer", slot, **body)
-        return Resume(position=slot, value=value, state=state, id=interrupt_id), gate, call_input
 
     def _child(self, op: str, item: dict[str, Any]) -> None:
         slot = item["s"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Iterable
 
+from . import portable
 from .actions import Action, Resume
 from .clock import Clock, SystemClock
 from .engine import Engine
@@ -21,7 +22,8 @@ from .journal import CallLog
 from .loop import engine_loop
 from .realm import Limits
 from .results import CheckReport, RunInfo, RunResult
-from .runner import Answers, Observer
+from .answers import Answers
+from .runner import Observer
 from .store import Store
 
 __all__ = ["Sandbox"]
@@ -185,11 +187,11 @@ class Sandbox:
 
     def export_run(self, run_id: str, path: str | os.PathLike[str]) -> str:
         """Write a run (with its children and journals) to one portable file."""
-        return str(self.store.export_run(run_id, path))
+        return str(portable.export_run(self.store, run_id, path))
 
     def import_run(self, path: str | os.PathLike[str]) -> str:
         """Load a run exported by ``export_run``; returns its id, ready to ``resume``."""
-        return self.store.import_run(path)
+        return portable.import_run(self.store, path)
 
     def close(self) -> None:
         self.stop_scheduler()

@@ -27,7 +27,6 @@ from .journal import Entry, Journal, decode
 __all__ = ["Store", "RunRow", "SCHEMA_VERSION", "source_hash"]
 
 SCHEMA_VERSION = 1
-EXPORT_FORMAT = "jupyter-sandbox-run"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -385,43 +384,25 @@ class Store:
                     return True
         return False
 
-    # -- moving a run between machines ---------------------------------------------
+    # -- moving a run between stores (the file format is portable.py's) ----------------
 
-    def export_run(self, run_id: str, path: str | os.PathLike[str]) -> Path:
-        """Write a run, its children, journals and pending signals to one portable CBOR file."""
-        runs = []
-        stack = [run_id]
-        while stack:
-            current = stack.pop()
-            row = self._read(f"SELECT {', '.join(_COLUMNS)} FROM runs WHERE id = ?", (current,))
-            if not row:
-                raise RunNotFound(current)
-            journal = self._read("SELECT seq, kind, body FROM run_journal WHERE run_id = ? ORDER BY seq", (current,))
-            attempts = self._read("SELECT n, source_hash, started, ended, outcome, replayed, first_seq "
-                                  "FROM run_attempts WHERE run_id = ? ORDER BY n", (current,))
-            signals = self._read("SELECT event, created, delivered_seq FROM signals WHERE run_id = ?", (current,))
-            runs.append({"run": list(row[0]), "journal": [list(r) for r in journal],
-                         "attempts": [list(a) for a in attempts], "signals": [list(s) for s in signals]})
-            stack.extend(self.children(current))
-        target = Path(path)
-        target.write_bytes(cbor2.dumps({"format": EXPORT_FORMAT, "schema": SCHEMA_VERSION, "root": run_id,
-                                        "columns": list(_COLUMNS), "runs": runs}))
-        return target
+    def dump_run(self, run_id: str) -> dict[str, Any]:
+        """A run's rows as plain lists: the run, its journal, attempts and signals."""
+        row = self._read(f"SELECT {', '.join(_COLUMNS)} FROM runs WHERE id = ?", (run_id,))
+        if not row:
+            raise RunNotFound(run_id)
+        journal = self._read("SELECT seq, kind, body FROM run_journal WHERE run_id = ? ORDER BY seq", (run_id,))
+        attempts = self._read("SELECT n, source_hash, started, ended, outcome, replayed, first_seq "
+                              "FROM run_attempts WHERE run_id = ? ORDER BY n", (run_id,))
+        signals = self._read("SELECT event, created, delivered_seq FROM signals WHERE run_id = ?", (run_id,))
+        return {"run": dict(zip(_COLUMNS, row[0])), "journal": [list(r) for r in journal],
+                "attempts": [list(a) for a in attempts], "signals": [list(s) for s in signals]}
 
-    def import_run(self, path: str | os.PathLike[str]) -> str:
-        """Load a file written by ``export_run``; return the root run's id."""
-        try:
-            doc = cbor2.loads(Path(path).read_bytes())
-            if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
-                raise ValueError("not a jupyter_sandbox run export")
-        except Exception as exc:
-            raise StoreError(f"{path} is not a jupyter_sandbox run export: {exc}", path=str(path)) from exc
-        if doc.get("schema", 0) > SCHEMA_VERSION:
-            raise StoreError(f"{path} was exported by a newer jupyter_sandbox", path=str(path))
-        columns = doc["columns"]
+    def load_runs(self, dumps: list[dict[str, Any]]) -> None:
+        """Insert runs written by ``dump_run``, all or none. A run that was running is marked interrupted."""
         with self._tx() as db:
-            for item in doc["runs"]:
-                values = dict(zip(columns, item["run"]))
+            for item in dumps:
+                values = dict(item["run"])
                 if values.get("status") == "running":
                     values["status"] = "interrupted"  # its owner is on another machine
                 values["owner"] = None
@@ -438,4 +419,3 @@ class Store:
                                [(values["id"], *row) for row in item["attempts"]])
                 db.executemany("INSERT INTO signals (run_id, event, created, delivered_seq) VALUES (?, ?, ?, ?)",
                                [(values["id"], *row) for row in item["signals"]])
-        return doc["root"]
