@@ -42,9 +42,9 @@ def answer_for(journal: Journal, answers: Answers, run_id: str, slot: int, appro
     the body of the ``answer`` journal entry to write, or None.
     """
     gate = True
-    for entry in journal.entries:
-        if entry.kind == "answer" and entry.slot == slot and entry.body.get("approved"):
-            gate, call_input = False, entry.body.get("input", call_input)
+    approved = journal.approvals.get(slot)
+    if approved is not None:
+        gate, call_input = False, approved.body.get("input", call_input)
     interrupt = journal.interrupt_at(slot)
     given = answers.by_position.get(slot)
     if interrupt is not None and interrupt.body["id"] in answers.by_id:

@@ -148,18 +148,19 @@ class Engine:
         self.store.finish_attempt(run.id, number, result.status, runner.writer.take(), replayed=result.replayed,
                                   **fields)
         run.status = result.status
+        result.call_log = runner.journal.call_log()  # the journal as committed: no second read
         return result
 
     def _conclude(self, run: RunRow, result: AttemptResult, run_ids: list[str]) -> RunResult:
         if result.status == "completed":
-            return RunResult(result.output, result.console, result.data, self.call_log(run.id), run.id, run_ids,
-                             replayed=result.replayed)
+            return RunResult(result.output, result.console, result.data, CallLog(result.call_log, run_id=run.id),
+                             run.id, run_ids, replayed=result.replayed)
         if result.status == "interrupted":
-            raise SandboxInterrupt(run_id=run.id, call_log=self.call_log(run.id), console=result.console,
+            raise SandboxInterrupt(run_id=run.id, call_log=CallLog(result.call_log, run_id=run.id), console=result.console,
                                    data=result.data, interrupts=result.interrupts)
         if result.status == "parked":
             raise RunParked(run_id=run.id, due=result.due, waiting=result.waiting, console=result.console,
-                            data=result.data, call_log=self.call_log(run.id))
+                            data=result.data, call_log=CallLog(result.call_log, run_id=run.id))
         assert result.error is not None
         raise result.error
 

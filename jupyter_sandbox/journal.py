@@ -79,6 +79,7 @@ class Journal:
     def __init__(self, entries: list[Entry] | None = None):
         self.entries: list[Entry] = []
         self.slots: dict[int, _Slot] = {}
+        self.approvals: dict[int, Entry] = {}  # slot -> the answer that approved its call
         self.notes = 0
         for entry in entries or ():
             self.add(entry)
@@ -103,6 +104,8 @@ class Journal:
             slot.interrupt = None
         elif kind == "interrupt":
             slot.interrupt = entry
+        elif kind == "answer" and entry.body.get("approved"):
+            self.approvals[entry.slot] = entry
 
     @property
     def attempts(self) -> int:

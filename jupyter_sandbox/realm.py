@@ -93,7 +93,6 @@ class Realm:
         self._deliver = get("__jsbx_host.deliver")
         self._settle = get("__jsbx_host.settle")
         self._take = get("__jsbx_host.take")
-        self._outcome = get("__jsbx_host.outcome")
         self._snapshot = get("__jsbx_host.snapshot")
         self._undelivered = get("__jsbx_host.undelivered")
         self._pending_slot = get("__jsbx_host.pendingSlot")
@@ -137,9 +136,13 @@ class Realm:
         except quickjs.JSException as exc:
             raise self._limit_from(exc) from None
 
-    def deliver(self, now: float) -> int:
-        """1: delivered a recorded completion; 0: none awaited yet; -1: none left."""
-        return self._guard(self._deliver, now)
+    def deliver(self, now: float) -> int | list[dict[str, Any]]:
+        """The script's queued requests if any; else deliver the next recorded completion.
+
+        Returns the requests, or 1 (delivered one), 0 (none awaited yet), -1 (none left).
+        """
+        step = self._guard(self._deliver, now)
+        return json.loads(step) if isinstance(step, str) else step
 
     def settle(self, slot: int, result_json: str, now: float) -> None:
         self._guard(self._settle, slot, result_json, now)
@@ -147,10 +150,6 @@ class Realm:
     def take(self) -> list[dict[str, Any]]:
         text = self._guard(self._take)
         return json.loads(text) if text else []
-
-    def outcome(self) -> dict[str, Any] | None:
-        text = self._guard(self._outcome)
-        return json.loads(text) if text else None
 
     def undelivered(self) -> int:
         return self._guard(self._undelivered)

@@ -66,6 +66,7 @@ class AttemptResult:
     waiting: list[dict[str, Any]] = field(default_factory=list)
     state: Any = None
     replayed: int = 0
+    call_log: list[dict[str, Any] | None] = field(default_factory=list)
 
 
 _MISSING = object()
@@ -99,6 +100,9 @@ class Runner:
         self.requests: dict[int, Entry] = {}
         self.interrupts: list[Interrupt] = []
         self.continue_state: Any = _MISSING
+        self.outcome: dict[str, Any] | None = None  # how the script settled, once it has
+        self.replaying = True   # recorded completions may remain to deliver
+        self.ran = True         # JS ran since the requests were last taken
         self.realm: Realm | None = None
 
     @property
@@ -125,18 +129,18 @@ class Runner:
         realm.start({"runId": self.run.id, "input": self.run.input, "strict": self.strict,
                      "actions": self.action_names, "plan": self.plan}, self.now)
         while True:
-            self._pump()
+            if self.ran:
+                self._pump()
             if self.continue_state is not _MISSING or self.interrupts:
                 if self.inflight:  # calls already started are real effects: let them finish and record them
                     await self._wait_for_completions(None)
                     continue
                 return self._paused()
-            outcome = realm.outcome()
-            if outcome is not None:
+            if self.outcome is not None:
                 if self.inflight:
                     await self._wait_for_completions(None)
                     continue
-                return self._settled(outcome)
+                return self._settled(self.outcome)
             if self.ready:
                 self._settle_one()
                 continue
@@ -161,20 +165,29 @@ class Runner:
         """Drain, handle requests, deliver the next recorded completion; repeat while replay makes progress."""
         realm = self.realm
         assert realm is not None
+        self.ran = False
         while True:
             realm.drain()
-            items = realm.take()
-            if items:
-                self._handle(items)
-            if self.interrupts or self.continue_state is not _MISSING:
+            if not self.replaying:
+                items = realm.take()
+                if items:
+                    self._handle(items)
                 return
-            if realm.deliver(self.now) != 1:
+            step = realm.deliver(self.now)
+            if isinstance(step, list):
+                self._handle(step)
+                if self.interrupts or self.continue_state is not _MISSING:
+                    return
+            elif step == -1:
+                self.replaying = False
+            elif step == 0:
                 return
 
     def _settle_one(self) -> None:
         slot, result = self.ready.popleft()
         assert self.realm is not None
         self.realm.settle(slot, result, self.now)
+        self.ran = True
 
     # -- requests from the script ----------------------------------------------------
 
@@ -197,6 +210,8 @@ class Runner:
                 self.engine.progress(self.run.id, item["patch"], self.observer)
             elif kind == "continue":
                 self.continue_state = item["state"]
+            elif kind == "done":
+                self.outcome = item["outcome"]
             elif kind == "mismatch":
                 raise self._mismatch(item)
 
@@ -230,7 +245,7 @@ class Runner:
     def _call(self, item: dict[str, Any]) -> None:
         slot, name = item["s"], item["name"]
         if self._open(item, "call") is None:
-            self._request("call", item, op="call", name=name, input=item["input"], description=item["description"],
+            self._request("call", item, op="call", name=name, input=item["input"], description=item.get("description"),
                           line=item.get("line"))
         action = self.engine.actions[name]
         resume, gate, call_input, answer = answer_for(self.journal, self.answers, self.run.id, slot,

@@ -23,16 +23,12 @@ const StringCtor = String;
 const ErrorCtor = Error;
 const TypeErrorCtor = TypeError;
 const PromiseCtor = Promise;
-const MapCtor = Map;
-const SetCtor = Set;
 const OrigDate = Date;
 const toTag = uncurry(Object.prototype.toString);
-const mapGet = uncurry(Map.prototype.get);
-const mapSet = uncurry(Map.prototype.set);
-const mapDelete = uncurry(Map.prototype.delete);
-const setHas = uncurry(Set.prototype.has);
-const setAdd = uncurry(Set.prototype.add);
-const setDelete = uncurry(Set.prototype.delete);
+const ObjectCreate = Object.create;
+// The host's tables are prototype-less objects: nothing a script does to
+// Map.prototype or Object.prototype can reach them, and they are fast.
+const table = () => ObjectCreate(null);
 const arraySort = uncurry(Array.prototype.sort);
 const arrayJoin = uncurry(Array.prototype.join);
 const arrayMap = uncurry(Array.prototype.map);
@@ -68,7 +64,7 @@ function str(v) {
 
 let runId = null;
 let lineOffset = 0;       // the script starts at this line + 1 (see realm.py)
-let actionNames = new SetCtor();
+let actionNames = table();
 let actionList = "";
 let strict = false;
 let clockBase = 0;        // host clock (epoch ms) at the last entry into JS
@@ -96,12 +92,14 @@ function canon(v, path, seen) {
       throw new TypeErrorCtor(`${path} is a function, which JSON cannot carry`);
   }
   if (v === null) return "null";
-  if (setHas(seen, v)) throw new TypeErrorCtor(`${path} is a cyclic reference`);
+  for (let i = 0; i < seen.length; i++) {
+    if (seen[i] === v) throw new TypeErrorCtor(`${path} is a cyclic reference`);
+  }
   if (v instanceof OrigDate) {
     if (!NumberIsFinite(dateTime(v))) throw new TypeErrorCtor(`${path} is an invalid Date`);
     return JSONstringify(dateToISO(v));
   }
-  setAdd(seen, v);
+  seen[seen.length] = v; // the path from the root: a value met again on it is a cycle
   let out;
   if (isArray(v)) {
     const parts = [];
@@ -110,7 +108,7 @@ function canon(v, path, seen) {
   } else {
     const tag = toTag(v);
     if (tag !== "[object Object]") {
-      setDelete(seen, v);
+      seen.length--;
       throw new TypeErrorCtor(`${path} is a ${strSlice(tag, 8, -1)}, which JSON cannot carry`);
     }
     const keys = arraySort(ObjectKeys(v));
@@ -122,12 +120,14 @@ function canon(v, path, seen) {
     }
     out = "{" + arrayJoin(parts, ",") + "}";
   }
-  setDelete(seen, v);
+  seen.length--;
   return out;
 }
 
 function toJSONText(v, path) {
-  return v === undefined ? "null" : canon(v, path, new SetCtor());
+  if (v === undefined) return "null";
+  if (typeof v === "number" && NumberIsFinite(v)) return JSONstringify(v); // the common case, no walk
+  return canon(v, path, []);
 }
 
 // ---- the request queue: what the script asked the host for ---------------
@@ -154,8 +154,8 @@ function locationText() {
 
 // ---- replay: the journal handed over once, served inside the realm --------
 
-const recorded = new MapCtor(); // slot -> rec
-const byKey = new MapCtor();    // content key -> {recs, next}: FIFO per key
+const recorded = table();       // slot -> rec
+const byKey = table();          // content key -> {recs, next}: FIFO per key
 let order = [];                 // async recs in the order they completed live
 let cursor = 0;
 let undelivered = 0;
@@ -184,13 +184,17 @@ function loadPlan(plan) {
     rec.used = false;
     rec.done = false;
     rec.res = null;
-    mapSet(recorded, rec.s, rec);
-    let fifo = mapGet(byKey, rec.k);
-    if (fifo === undefined) { fifo = { recs: [], next: 0 }; mapSet(byKey, rec.k, fifo); }
+    recorded[rec.s] = rec;
+    let fifo = byKey[rec.k];
+    if (fifo === undefined) { fifo = { recs: [], next: 0 }; byKey[rec.k] = fifo; }
     fifo.recs[fifo.recs.length] = rec;
     if (!rec.sync) { order[order.length] = rec; undelivered++; }
   }
-  for (const fifo of byKey.values()) arraySort(fifo.recs, (a, b) => a.s - b.s);
+  const keys = ObjectKeys(byKey);
+  for (let i = 0; i < keys.length; i++) {
+    const fifo = byKey[keys[i]];
+    if (fifo.recs.length > 1) arraySort(fifo.recs, (a, b) => a.s - b.s); // plans come in completion order
+  }
   notesRecorded = plan.notes | 0;
   frontier = plan.frontier | 0;
 }
@@ -199,28 +203,34 @@ class MismatchSignal extends ErrorCtor {}
 
 // Reserve the next slot; return the recorded entry that serves it, or null
 // when the effect must run live. Rule 2 of DESIGN.md "Replay".
-function reserve(key, attempted) {
+function reserve(key, op, name, inputText) {
   const s = nextSlot++;
-  const at = mapGet(recorded, s);
+  const at = recorded[s];
   if (at !== undefined && !at.used && at.k === key) {
     at.used = true;
-    return [s, at];
+    servedSlot = s;
+    return at;
   }
-  const fifo = mapGet(byKey, key);
+  const fifo = byKey[key];
   if (fifo !== undefined) {
     while (fifo.next < fifo.recs.length && fifo.recs[fifo.next].used) fifo.next++;
     if (fifo.next < fifo.recs.length) {
       const rec = fifo.recs[fifo.next++];
       rec.used = true;
-      return [s, rec];
+      servedSlot = s;
+      return rec;
     }
   }
   if (at !== undefined) {
+    const type = op === "call" ? "action" : op;
+    const attempted = name === null ? `{"type":"${type}"}` : `{"type":"${type}","name":${JSONstringify(name)},"input":${inputText}}`;
     push(`{"t":"mismatch","s":${s},"attempted":${attempted}${locationText()}}`);
     throw new MismatchSignal(`replay diverged at position ${s}`);
   }
-  return [s, null];
+  servedSlot = s;
+  return null;
 }
+let servedSlot = -1; // the slot the last reserve() took (saves an array per call)
 
 function deliverable() {
   while (cursor < order.length && order[cursor].done) cursor++;
@@ -233,7 +243,7 @@ function deliverable() {
 
 // ---- settling: the host's answers go through here only ---------------------
 
-const pending = new MapCtor(); // slot -> [resolve, reject, actionName]
+const pending = table(); // slot -> [resolve, reject, actionName]
 
 class ActionError extends ErrorCtor {
   constructor(action, message) {
@@ -248,34 +258,43 @@ function settleWith(res, rej, action, ok, value, error) {
   else rej(new ActionError(error.action || action, error.message));
 }
 
-function effect(op, key, name, fields, attempted) {
-  let reserved;
+// An effect the script asked for. ``inputText`` is its canonical input (the
+// end of its key); ``extra`` adds the kind's own fields to a live request. The
+// texts a replayed effect never needs are not built for it.
+function effect(op, key, name, inputText, extra) {
+  let rec;
   try {
-    reserved = reserve(key, attempted);
+    rec = reserve(key, op, name, inputText);
   } catch (e) {
     if (e instanceof MismatchSignal) return new PromiseCtor(() => {});
     throw e;
   }
-  const [s, rec] = reserved;
+  const s = servedSlot;
   return new PromiseCtor((res, rej) => {
     if (rec !== null) {
       rec.res = res; rec.rej = rej; rec.name = name;
       return;
     }
-    mapSet(pending, s, [res, rej, name]);
-    push(`{"t":"${op}","s":${s},"key":${JSONstringify(key)}${fields}${locationText()}}`);
+    pending[s] = [res, rej, name];
+    push(`{"t":"${op}","s":${s},"key":${JSONstringify(key)},"name":${JSONstringify(name)},"input":${inputText}${extra}}`);
   });
+}
+
+function takeQueue() {
+  const text = "[" + arrayJoin(queue, ",") + "]";
+  queue = [];
+  return flat(text);
 }
 
 // Synchronous reads (the clock, randomness): served at once, journaled after.
 function read(kind, live) {
-  let reserved;
+  let rec;
   try {
-    reserved = reserve(kind, `{"type":"${kind}"}`);
+    rec = reserve(kind, kind, null, null);
   } catch (e) {
     throw new ErrorCtor(`the script is not deterministic: it read ${kind === "now" ? "the clock" : "Math.random()"} where the journal recorded something else`);
   }
-  const [s, rec] = reserved;
+  const s = servedSlot;
   if (rec !== null) return rec.v;
   const value = live();
   push(`{"t":"${kind}","s":${s},"value":${JSONstringify(value)}}`);
@@ -339,7 +358,7 @@ function describeInput(what, input) {
 }
 
 function callAction(name, input, options) {
-  if (typeof name !== "string" || !setHas(actionNames, name)) {
+  if (typeof name !== "string" || actionNames[name] !== true) {
     return PromiseCtor.reject(new ActionError(StringCtor(name), `no action named ${JSONstringify(StringCtor(name))} is registered (available: ${actionList})`));
   }
   let inputText;
@@ -348,11 +367,9 @@ function callAction(name, input, options) {
   } catch (e) {
     return PromiseCtor.reject(e);
   }
-  const description = options && options.description !== undefined ? StringCtor(options.description) : null;
-  const nameText = JSONstringify(name);
-  const attempted = `{"type":"action","name":${nameText},"input":${inputText}}`;
-  return effect("call", `tool|${name}|${inputText}`, name,
-    `,"name":${nameText},"input":${inputText},"description":${JSONstringify(description)}`, attempted);
+  const extra = options && options.description !== undefined && options.description !== null
+    ? `,"description":${str(options.description)}` : "";
+  return effect("call", `tool|${name}|${inputText}`, name, inputText, extra);
 }
 
 function child(op, spec) {
@@ -360,15 +377,14 @@ function child(op, spec) {
   let specText;
   try { specText = describeInput(`ctx.${op}`, spec); } catch (e) { return PromiseCtor.reject(e); }
   const name = op === "agent" ? StringCtor(spec.agent) : StringCtor(spec.name || "child");
-  const attempted = `{"type":"${op}","name":${JSONstringify(name)},"input":${specText}}`;
-  return effect(op, `${op}|${specText}`, name, `,"name":${JSONstringify(name)},"input":${specText}`, attempted);
+  return effect(op, `${op}|${specText}`, name, specText, "");
 }
 
 function sleep(ms) {
   if (typeof ms !== "number" || !NumberIsFinite(ms) || ms < 0) {
     return PromiseCtor.reject(new TypeErrorCtor(`ctx.sleep takes a non-negative number of milliseconds, got ${show(ms)}`));
   }
-  return effect("sleep", `sleep|${ms}`, "sleep", `,"ms":${ms}`, `{"type":"sleep","name":"sleep","input":${ms}}`);
+  return effect("sleep", `sleep|${ms}`, "sleep", JSONstringify(ms), `,"ms":${ms}`);
 }
 
 function waitForEvent(match, options) {
@@ -378,8 +394,8 @@ function waitForEvent(match, options) {
   }
   let matchText;
   try { matchText = describeInput("ctx.waitForEvent", match === undefined ? {} : match); } catch (e) { return PromiseCtor.reject(e); }
-  return effect("wait", `wait|${matchText}|${timeout}`, "waitForEvent", `,"match":${matchText},"timeout":${timeout}`,
-    `{"type":"wait","name":"waitForEvent","input":${matchText}}`);
+  return effect("wait", `wait|${matchText}|${timeout}`, "waitForEvent", matchText,
+    `,"match":${matchText},"timeout":${timeout}`);
 }
 
 let stepCounter = 0;
@@ -414,7 +430,7 @@ function thunks(what, list) {
   });
 }
 
-const LOG_LEVELS = new SetCtor(["debug", "info", "warn", "error", "log"]);
+const LOG_LEVELS = ObjectFreeze({ __proto__: null, debug: true, info: true, warn: true, error: true, log: true });
 
 const ctx = {
   get input() { return inputValue; },
@@ -439,7 +455,7 @@ const ctx = {
   },
   now: () => new PromiseCtor((res) => res(read("now", liveNow))),
   log(level, message, data) {
-    const lvl = setHas(LOG_LEVELS, level) ? level : "info";
+    const lvl = LOG_LEVELS[level] === true ? level : "info";
     const dataText = data === undefined ? "null" : describeInput("ctx.log", data);
     note("log", `,"level":"${lvl}","message":${str(message)},"data":${dataText}`);
   },
@@ -478,7 +494,10 @@ function installGlobals(settings) {
 
 // ---- the host interface (read by realm.py, then removed from the global) --
 
-let outcome = "";
+// How the script ended: pushed onto the queue, so the host learns it with the requests.
+function finish(text) {
+  push(`{"t":"done","outcome":${text}}`);
+}
 
 function describeError(e) {
   if (e instanceof ErrorCtor) {
@@ -494,7 +513,7 @@ G.__jsbx_host = {
     runId = settings.runId;
     lineOffset = settings.lineOffset;
     strict = !!settings.strict;
-    actionNames = new SetCtor(settings.actions);
+    for (let i = 0; i < settings.actions.length; i++) actionNames[settings.actions[i]] = true;
     actionList = arrayJoin(arraySort(settings.actions.slice()), ", ") || "none";
     inputValue = settings.input;
     clockBase = now; clockReal = realNow();
@@ -505,17 +524,19 @@ G.__jsbx_host = {
     clockBase = now; clockReal = realNow();
     promiseThen(fn(), (value) => {
       try {
-        outcome = `{"ok":true,"value":${toJSONText(value, "the script's return value")}}`;
+        finish(`{"ok":true,"value":${toJSONText(value, "the script's return value")}}`);
       } catch (e) {
-        outcome = `{"ok":false,"error":${describeError(e)}}`;
+        finish(`{"ok":false,"error":${describeError(e)}}`);
       }
     }, (e) => {
-      outcome = `{"ok":false,"error":${describeError(e)}}`;
+      finish(`{"ok":false,"error":${describeError(e)}}`);
     });
   },
-  // Deliver the next recorded completion, in the order it happened live.
-  // 1: delivered one; 0: some remain but none is awaited yet; -1: none remain.
+  // Hand over what the script queued, if anything (a JSON array); otherwise deliver the
+  // next recorded completion, in the order it happened live: 1 delivered one, 0 some
+  // remain but none is awaited yet, -1 none remain. One crossing per replayed entry.
   deliver(now) {
+    if (queue.length !== 0) return takeQueue();
     if (undelivered === 0) return -1;
     const rec = deliverable();
     if (rec === null) return 0;
@@ -526,20 +547,16 @@ G.__jsbx_host = {
     return 1;
   },
   settle(slot, json, now) {
-    const entry = mapGet(pending, slot);
+    const entry = pending[slot];
     if (entry === undefined) return;
-    mapDelete(pending, slot);
+    delete pending[slot];
     clockBase = now; clockReal = realNow();
     const result = JSONparse(json);
     settleWith(entry[0], entry[1], entry[2], result.ok, result.value, result.error);
   },
   take() {
-    if (queue.length === 0) return "";
-    const text = "[" + arrayJoin(queue, ",") + "]";
-    queue = [];
-    return flat(text);
+    return queue.length === 0 ? "" : takeQueue();
   },
-  outcome() { return flat(outcome); },
   undelivered() { return undelivered; },
   // The slot of the first recorded completion not yet delivered, or -1.
   pendingSlot() {

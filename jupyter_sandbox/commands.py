@@ -1,0 +1,285 @@
+"""The ``%sandbox`` line subcommands, and what the cell and line magics share.
+
+Each subcommand is a function ``(magics, args)`` with its own
+``@magic_arguments`` parser; ``HELP`` (the line magic's docstring) is built
+from them. A RUN may be given as a run id, a run's ``--name`` (its newest run),
+or a unique prefix of an id. JSON arguments: quote them with single quotes
+when they contain spaces (``--answer '{"approved": true}'``); ``signal`` takes
+the rest of the line as JSON, no quotes needed.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Callable
+
+from IPython.core.error import UsageError
+from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.display import display
+from IPython.utils.process import arg_split
+
+from .errors import Interrupt, RunNotFound, RunPaused, SandboxError
+from .results import RunResult
+from .sandbox import Sandbox
+from .widgets._timeline_markup import h, preview
+from .widgets.panel import ApprovalPanel, answer_for
+from .widgets.run_view import RunCancelled, RunContext, RunView, on_woken
+from .widgets.timeline import Timeline
+from .widgets.timeline_html import render_mismatch_html
+
+if TYPE_CHECKING:
+    from .magic import SandboxMagics
+
+__all__ = ["HELP", "OutputVar", "dispatch", "quiet", "resolve_run", "show_run"]
+
+
+# -- shared by the cell and the line magic ------------------------------------------------
+
+
+class OutputVar:
+    """``-o NAME``: stores a finished run's output into the user's namespace."""
+
+    def __init__(self, namespace: dict[str, Any], name: str):
+        if not name.isidentifier():
+            raise UsageError(f"-o {name}: not a valid Python variable name")
+        self.namespace, self.name = namespace, name
+
+    def __call__(self, value: Any) -> None:
+        self.namespace[self.name] = value
+
+
+def quiet(error: BaseException) -> BaseException:
+    """The error, shown by IPython as its message only (no Python frames: they are ours, not the user's)."""
+    lines = f"{type(error).__name__}: {error}".splitlines()
+    error._render_traceback_ = lambda: lines  # type: ignore[attr-defined]
+    return error
+
+
+def show_run(magics: "SandboxMagics", sb: Sandbox, title: str, start: Callable[[Any], Any], *,
+             run_id: str | None = None, out: str | None = None, live: bool = True) -> Any:
+    """Display a live view, run ``start(observer)`` in it; a failure becomes the cell's (frameless) error."""
+    context = RunContext(sb, OutputVar(magics.shell.user_ns, out) if out else None, magics.show_timeline)
+    view = RunView(context, title, inline_errors=False)
+    view.handle = display(view, display_id=True)
+    outcome = view.run(start, run_id=run_id, live=live)
+    if run_id is not None:
+        on_woken(run_id, outcome)  # a cell that showed this run parked shows how it ended (and fills its -o)
+    if isinstance(outcome, (RunResult, RunPaused)):
+        return outcome
+    raise quiet(outcome) from None  # RunCancelled too: the stop button must stop "run all" here
+
+
+def resolve_run(sb: Sandbox, text: str) -> str:
+    """A run id from an id, a run name (its newest top-level run) or a unique id prefix."""
+    try:
+        return sb.store.get_run(text).id
+    except RunNotFound:
+        pass
+    runs = sb.runs(limit=100_000)
+    named = [r for r in runs if r.name == text]
+    if named:
+        return named[0].id
+    prefixed = [r for r in runs if r.id.startswith(text)]
+    if len(prefixed) == 1:
+        return prefixed[0].id
+    more = f" ({len(prefixed)} runs start with it)" if prefixed else ""
+    raise UsageError(f"no run {text!r} in {sb.store.path}{more}: `%sandbox runs` lists them")
+
+
+def _json(text: str, what: str) -> Any:
+    text = text.strip()
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        try:  # the quotes around a JSON argument may be the line's, not the value's
+            return json.loads(_unquote(text))
+        except ValueError:
+            pass
+        raise UsageError(f"{what} must be JSON ({exc}); quote it with single quotes: '{{\"ok\": true}}'") from None
+
+
+def _when(t: float | None) -> str:
+    return datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S") if t else ""
+
+
+def _pending(sb: Sandbox, run_id: str) -> list[Interrupt]:
+    """The run's pending interrupts, from its stored timeline (a child's interrupts included)."""
+    found = []
+    for p in sb.timeline(run_id)["pending"]:
+        for item in p.get("interrupts") or [p]:
+            found.append(Interrupt(item["id"], run_id, p["position"], item.get("name") or "?",
+                                   data=item.get("data"), approval=bool(item.get("approval", p.get("approval")))))
+    return found
+
+
+# -- subcommands ---------------------------------------------------------------------------
+
+
+@magic_arguments(name="sandbox runs")
+@argument("--status", help="only runs with this status (completed, interrupted, parked, failed, cancelled, ...)")
+@argument("--all", action="store_true", help="child runs too")
+@argument("--limit", type=int, default=50, help="at most this many, newest first (default 50)")
+def runs(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
+    """List the store's runs: id, name, status, attempts, times, and their output, error or wake time."""
+    rows = sb.runs(status=args.status, limit=args.limit, include_children=args.all)
+    table = []
+    for r in rows:
+        note = (preview(r.output) if r.status == "completed" else
+                f"wakes {_when(r.wake_at / 1000)}" if r.status == "parked" and r.wake_at else
+                (r.error or {}).get("name", "") if isinstance(r.error, dict) else "")
+        table.append((r.id, r.name or "", r.status, str(r.attempt), _when(r.created), _when(r.updated), note))
+    head = ("id", "name", "status", "attempts", "created", "updated", "output / note")
+    widths = [max(len(x) for x in col) for col in zip(head, *table)]
+    text = "\n".join("  ".join(c.ljust(n) for c, n in zip(row, widths)).rstrip() for row in [head, *table])
+    html = h('<table class="jsbx-runs"><thead><tr>{}</tr></thead><tbody>{}</tbody></table>',
+             [h("<th>{}</th>", c) for c in head],
+             [h("<tr>{}</tr>", [h("<td><code>{}</code></td>" if i == 0 else "<td>{}</td>", c) for i, c in enumerate(row)])
+              for row in table])
+    display({"text/plain": text if table else "no runs", "text/html": html if table else "<i>no runs</i>"}, raw=True)
+
+
+@magic_arguments(name="sandbox show")
+@argument("run", help="a run id, a run name, or a unique id prefix")
+def show(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
+    """Show a run's timeline (any run, also after a kernel restart) and a panel per pending interrupt."""
+    run_id = resolve_run(sb, args.run)
+    context = RunContext(sb, show_timeline=True)
+    context.timelines[run_id] = Timeline(sb.timeline(run_id))
+    display(context.timelines[run_id])
+    if sb.store.get_run(run_id).parent is None:  # a child's interrupts are answered through its top-level run
+        for interrupt in _pending(sb, run_id):
+            display(ApprovalPanel(context, run_id, interrupt))
+
+
+@magic_arguments(name="sandbox resume")
+@argument("run", help="a run id, a run name, or a unique id prefix")
+@argument("--answer", metavar="JSON", help="the answer to the pending interrupt (e.g. true, or '{\"approved\": true}')")
+@argument("--reject", nargs="?", const="", metavar="REASON", help="reject the pending interrupt, with an optional reason")
+@argument("--id", metavar="INTERRUPT", help="which interrupt to answer (default: the first pending one)")
+@argument("--source", metavar="VAR", help="resume with the edited script in this variable (how a mismatch is taught)")
+@argument("-o", "--out", metavar="VAR", help="store the output in VAR when the run finishes")
+def resume(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
+    """Resume a paused, parked, cancelled or failed run by replaying its journal; answer its interrupt."""
+    run_id = resolve_run(sb, args.run)
+    answers = None
+    if args.answer is not None or args.reject is not None:
+        pending = _pending(sb, run_id)
+        target = next((i for i in pending if i.id == args.id), None) if args.id else (pending[0] if pending else None)
+        if target is None:
+            status = sb.store.get_run(run_id).status
+            which = f"interrupt {args.id}" if args.id and pending else "interrupt"
+            raise UsageError(f"run {run_id} is {status} and has no pending {which} to answer"
+                             + ("; `%sandbox fork` tries another answer" if status == "completed" else ""))
+        value = _json(args.answer, "--answer") if args.answer is not None else answer_for(target, "reject", args.reject)
+        answers = {target.id: value}
+    source = magics.lookup(args.source, "--source") if args.source else None
+    show_run(magics, sb, f"resume {args.run}",
+             lambda obs: sb.resume(run_id, answers=answers, source=source, observer=obs), run_id=run_id, out=args.out)
+
+
+@magic_arguments(name="sandbox signal")
+@argument("run", help="a run id, a run name, or a unique id prefix")
+@argument("event", nargs="*", metavar="JSON", help="the event: the rest of the line, as JSON")
+def signal(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
+    """Send an event to a run's ctx.waitForEvent; a parked run resumes now, otherwise it waits for the run."""
+    run_id = resolve_run(sb, args.run)
+    event = _json(args.raw_rest, "the event")
+    if sb.store.get_run(run_id).status != "parked":
+        sb.signal(run_id, event)
+        print(f"event queued: run {run_id} receives it at its next matching ctx.waitForEvent")
+        return
+    show_run(magics, sb, f"signal {args.run}", lambda _: sb.signal(run_id, event), run_id=run_id, live=False)
+
+
+@magic_arguments(name="sandbox check")
+@argument("run", help="a run id, a run name, or a unique id prefix")
+@argument("--source", metavar="VAR", help="replay with the script in this variable instead of the stored one")
+def check(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
+    """Replay a run executing nothing; say "deterministic" or show the first divergence as a diff."""
+    run_id = resolve_run(sb, args.run)
+    source = magics.lookup(args.source, "--source") if args.source else None
+    report = sb.check(run_id, source)
+    if report.deterministic:
+        same = {True: ", same output", False: ", but a different output", None: ""}[report.output_matches]
+        html = h("<p>✓ run <code>{}</code> is <b>deterministic</b>: {} recorded effects replayed, nothing "
+                 "executed{}</p>", run_id, report.replayed, same)
+    elif report.mismatch is not None:
+        html = render_mismatch_html(report.mismatch.to_dict(), source or sb.store.get_run(run_id).source)
+    else:
+        html = h("<pre>{}</pre>", str(report))
+    display({"text/plain": str(report), "text/html": html}, raw=True)
+
+
+@magic_arguments(name="sandbox fork")
+@argument("run", help="a run id, a run name, or a unique id prefix")
+@argument("--at", type=int, required=True, metavar="SEQ", help="replay the journal before entry SEQ, live after it")
+@argument("--answer", metavar="JSON", help="the answer to an interrupt left open at the fork point")
+@argument("--name", help="the new run's name (default: NAME fork@SEQ)")
+@argument("-o", "--out", metavar="VAR", help="store the output in VAR when the run finishes")
+def fork(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
+    """A new run from a run's journal position: "what if I had answered otherwise?"."""
+    run_id = resolve_run(sb, args.run)
+    value = _json(args.answer, "--answer") if args.answer is not None else None
+    show_run(magics, sb, f"fork of {args.run} at {args.at}", lambda _: sb.fork(run_id, args.at, value, name=args.name),
+             out=args.out, live=False)
+
+
+@magic_arguments(name="sandbox export")
+@argument("run", help="a run id, a run name, or a unique id prefix")
+@argument("path", help="the file to write")
+def export(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
+    """Write a run (with its children and journals) to one portable file."""
+    run_id = resolve_run(sb, args.run)
+    print(f"exported run {run_id} to {sb.export_run(run_id, args.path)}")
+
+
+@magic_arguments(name="sandbox import")
+@argument("path", help="a file written by %%sandbox export")
+def import_(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
+    """Load an exported run into this store, ready to show, resume or check."""
+    run_id = sb.import_run(args.path)
+    print(f"imported run {run_id} ({sb.store.get_run(run_id).status}): `%sandbox show {run_id}`")
+
+
+COMMANDS = {"runs": runs, "show": show, "resume": resume, "signal": signal, "check": check, "fork": fork,
+            "export": export, "import": import_}
+
+HELP = """Inspect and drive stored runs: ``%sandbox SUBCOMMAND ...``.
+
+Every subcommand takes ``--store PATH`` first (``%sandbox --store x.sqlite runs``)
+to use another store than the default. A RUN is a run id, a run's name (its
+newest run), or a unique id prefix. Quote JSON that contains spaces with single
+quotes. Subcommands:
+
+""" + "\n".join(f"{name}\n{'-' * len(name)}\n{fn.__doc__}" for name, fn in COMMANDS.items())
+
+
+def dispatch(magics: "SandboxMagics", line: str) -> None:
+    """Run ``%sandbox LINE``."""
+    tokens = arg_split(line)
+    store = None
+    if tokens[:1] == ["--store"]:
+        if len(tokens) < 2:
+            raise UsageError("--store needs a PATH")
+        store, tokens = _unquote(tokens[1]), tokens[2:]
+    if not tokens or tokens[0] not in COMMANDS:
+        raise UsageError(f"%sandbox needs a subcommand: {', '.join(COMMANDS)} (see %sandbox?)")
+    fn = COMMANDS[tokens[0]]
+    rest = tokens[1:]
+    if fn is signal:  # the event is raw JSON: keep its quotes
+        args = fn.parser.parse_args(rest[:1])
+        args.raw_rest = line.split(rest[0], 1)[1] if rest else ""
+    else:
+        args = fn.parser.parse_args([_unquote(t) for t in rest])
+    sb = magics.sandbox(store)
+    try:
+        fn(magics, sb, args)
+    except (SandboxError, RunCancelled) as exc:
+        raise quiet(exc) from None
+
+
+def _unquote(token: str) -> str:
+    if len(token) >= 2 and token[0] == token[-1] and token[0] in "'\"":
+        return token[1:-1]
+    return token
