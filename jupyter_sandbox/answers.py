@@ -24,6 +24,7 @@ class Answers:
 
     by_id: dict[str, Any] = field(default_factory=dict)
     by_position: dict[int, Resume] = field(default_factory=dict)
+    first: Any = None  # answers the first pending interrupt, whichever it is (``Sandbox.resume(run_id, value)``)
 
     def for_child(self, pending: list[dict[str, Any]], position: int) -> "Answers":
         """Answers to hand a child run: its ids, and a position answer for the delegate's slot."""
@@ -31,6 +32,14 @@ class Answers:
         if position in self.by_position and pending:
             by_id.setdefault(pending[0]["id"], self.by_position[position].value)
         return Answers(by_id=by_id)
+
+    def settle_first(self, journal: Journal) -> None:
+        """Turn ``first`` into an answer by id, now that the journal is at hand."""
+        if self.first is not None:
+            pending = journal.pending_interrupts()
+            if pending:
+                self.by_id.setdefault(pending[0].body["id"], self.first)
+            self.first = None
 
 
 def answer_for(journal: Journal, answers: Answers, run_id: str, slot: int, approval: bool,

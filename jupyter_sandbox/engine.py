@@ -124,6 +124,7 @@ class Engine:
         allowed = ("created",) if run.status == "created" else RESUMABLE
         number = self.store.claim(run.id, allowed, source_hash=run.source_hash or "", force=force)
         journal = self.store.journal(run.id)
+        answers.settle_first(journal)
         runner = Runner(self, run, journal, number, plan=plan or journal.plan(), answers=answers,
                         strict=bool(run.options.get("strict")), action_names=self._action_names(run),
                         limits=limits, recorded_at=recorded_at or journal.recorded, observer=observer,

@@ -123,7 +123,8 @@ class Journal:
         return state.interrupt if state else None
 
     def pending_interrupts(self) -> list[Entry]:
-        return [s.interrupt for s in self.slots.values() if s.interrupt is not None and s.completion is None]
+        open_ = [s.interrupt for s in self.slots.values() if s.interrupt is not None and s.completion is None]
+        return sorted(open_, key=lambda e: e.slot)
 
     def recorded(self, slot: int) -> dict[str, Any] | None:
         """What the call log holds at a slot (for a mismatch report)."""

@@ -93,6 +93,7 @@ class Runner:
         self.execute = execute  # False: a determinism check; anything live is a divergence
         self.writer = JournalWriter(journal, attempt, limits.journal_entries, limits.journal_bytes, size)
         self.inflight: dict[int, asyncio.Future[Outcome]] = {}
+        self.starting: list[tuple[int, Any]] = []  # calls made since the last turn, not started yet
         self.done: collections.deque[tuple[int, asyncio.Future[Outcome]]] = collections.deque()
         self.ready: collections.deque[tuple[int, str]] = collections.deque()
         self.wakeup: asyncio.Future[None] | None = None
@@ -115,14 +116,20 @@ class Runner:
         try:
             return await self._loop()
         except asyncio.CancelledError:
-            for task in self.inflight.values():
-                task.cancel()
+            self._abandon()
             self._flush()
             raise
         except SandboxError as error:
-            for task in self.inflight.values():
-                task.cancel()
+            self._abandon()
             return self._failed(error)
+
+    def _abandon(self) -> None:
+        """Stop what is in flight (the run is ending); calls never started are closed, not run."""
+        for task in self.inflight.values():
+            task.cancel()
+        for _, work in self.starting:
+            work.close()
+        self.starting = []
 
     async def _loop(self) -> AttemptResult:
         self.realm = realm = Realm(self.source, self.limits)
@@ -131,6 +138,9 @@ class Runner:
         while True:
             if self.ran:
                 self._pump()
+            if self.starting:
+                await self._start_calls()
+                continue
             if self.continue_state is not _MISSING or self.interrupts:
                 if self.inflight:  # calls already started are real effects: let them finish and record them
                     await self._wait_for_completions(None)
@@ -145,8 +155,9 @@ class Runner:
                 self._settle_one()
                 continue
             if self.inflight:
-                await self._wait_for_completions(self._seconds_to_next_due())
-                self._fire_due()
+                await self._wait_for_completions(self._seconds_to_next_due() if self.waits else None)
+                if self.waits:
+                    self._fire_due()
                 continue
             if self.waits:
                 if self._fire_due() or self._deliver_signals():
@@ -286,9 +297,26 @@ class Runner:
     # -- live calls ---------------------------------------------------------------------
 
     def _dispatch(self, slot: int, work: Any) -> None:
-        task = asyncio.ensure_future(work)
-        self.inflight[slot] = task
-        task.add_done_callback(lambda done, s=slot: self._completed(s, done))
+        self.starting.append((slot, work))
+
+    async def _start_calls(self) -> None:
+        """Start the calls the script just made.
+
+        A lone call, with nothing else that could happen meanwhile (no replay
+        left, no timer or event, no other call), is awaited in place: the same
+        result, without a task and two turns of the event loop per action.
+        """
+        starting, self.starting = self.starting, []
+        if len(starting) == 1 and not self.inflight and not self.waits and not self.replaying \
+                and not self.interrupts and self.continue_state is _MISSING and self.outcome is None:
+            slot, work = starting[0]
+            self._record_outcome(slot, await work)
+            self._flush()  # committed before the script sees it
+            return
+        for slot, work in starting:
+            task = asyncio.ensure_future(work)
+            self.inflight[slot] = task
+            task.add_done_callback(lambda done, s=slot: self._completed(s, done))
 
     def _completed(self, slot: int, task: asyncio.Future[Outcome]) -> None:
         self.done.append((slot, task))
@@ -315,8 +343,10 @@ class Runner:
         if task.cancelled():
             return
         exc = task.exception()
-        outcome = task.result() if exc is None else Outcome(
-            "error", error={"name": type(exc).__name__, "message": f"{type(exc).__name__}: {exc}"})
+        self._record_outcome(slot, task.result() if exc is None else Outcome(
+            "error", error={"name": type(exc).__name__, "message": f"{type(exc).__name__}: {exc}"}))
+
+    def _record_outcome(self, slot: int, outcome: Outcome) -> None:
         request = self.requests[slot]
         if outcome.kind == "ok":
             self.writer.append("result", slot, ok=True, value=outcome.value)
@@ -393,7 +423,7 @@ class Runner:
             self._notify(entries)
 
     def _notify(self, entries: list[tuple[Entry, bytes]] | None = None) -> None:
-        if entries:
+        if entries and type(self.observer).entries is not Observer.entries:  # nobody watching: no dicts
             self._observe("entries", [e.to_dict() for e, _ in entries])
 
     def _observe(self, hook: str, *args: Any) -> None:

@@ -120,13 +120,8 @@ class Sandbox:
         several at once. ``source`` resumes with edited source. Exactly one of
         two concurrent resumes proceeds; the other raises ``RunBusyError``.
         """
-        by_id = dict(answers or {})
-        if value is not None or not by_id:
-            pending = self._engine.pending(run_id)
-            if pending and value is not None:
-                by_id.setdefault(pending[0].id or "", value)
-        return self._loop.run(self._engine.resume(run_id, Answers(by_id=by_id), source=source,
-                                                  observer=observer, force=force))
+        return self._loop.run(self._engine.resume(run_id, Answers(by_id=dict(answers or {}), first=value),
+                                                  source=source, observer=observer, force=force))
 
     def signal(self, run_id: str, event: Any) -> RunResult | None:
         """Send an event to a run; delivered exactly once to a matching ``ctx.waitForEvent``.
