@@ -15,7 +15,8 @@ In a notebook: ``%load_ext jupyter_sandbox`` then a ``%%sandbox`` cell.
 
 from .actions import ActionInterrupt, Resume
 from .clock import ManualClock, SystemClock
-from .errors import (ActionError, CallLogMismatchError, Interrupt, InvalidCallLog, LimitExceeded, LintError,
+from .errors import (ActionError, CallLogMismatchError, Interrupt, InvalidCallLog, InvalidValue, LimitExceeded,
+                     LintError,
                      RunBusyError, RunNotFound, RunParked, RunPaused, RunStateError, SandboxError,
                      SandboxInterrupt, ScriptError, StoreError)
 from .journal import CallLog
@@ -34,6 +35,7 @@ __all__ = [
     "CheckReport",
     "Interrupt",
     "InvalidCallLog",
+    "InvalidValue",
     "LimitExceeded",
     "Limits",
     "LintError",

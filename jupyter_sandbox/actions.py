@@ -15,6 +15,8 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .errors import InvalidValue
+
 __all__ = ["Action", "ActionInterrupt", "Resume", "Outcome", "call_action", "to_json"]
 
 
@@ -72,7 +74,7 @@ class Action:
 class Outcome:
     """What one live call produced: a value (with its JSON), a failure, or an interrupt."""
 
-    kind: str  # "ok", "error", "interrupt"
+    kind: str  # "ok", "error", "timeout", "interrupt"; for child runs also "child-interrupt", "parked"
     value: Any = None
     json: str = "null"
     error: dict[str, str] | None = None
@@ -81,23 +83,37 @@ class Outcome:
     approval: bool = False
 
 
+MAX_DEPTH = 256  # below the 400 levels the journal's CBOR decoder reads back
+
+
 def to_json(value: Any, what: str) -> str:
     """JSON for the realm; a clear TypeError naming ``what`` and the offending part if it is not JSON."""
     try:
         text = json.dumps(value, allow_nan=False, ensure_ascii=False)
         text.encode("utf-8")  # a lone surrogate cannot be stored
+        if isinstance(value, (dict, list, tuple)) and _too_deep(value, MAX_DEPTH):
+            raise ValueError("too deep")
         return text
     except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
-        raise TypeError(f"{what} is not JSON: {_first_problem(value, '$')}") from None
+        raise InvalidValue(f"{what} is not JSON: {_first_problem(value, '$')}") from None
+
+
+def _too_deep(value: Any, room: int) -> bool:
+    if room <= 0:
+        return True
+    items = value.values() if isinstance(value, dict) else value
+    return any(isinstance(v, (dict, list, tuple)) and _too_deep(v, room - 1) for v in items)
 
 
 def _first_problem(value: Any, path: str, depth: int = 0) -> str:
-    if depth > 100:
-        return f"{path} nests deeper than 100 levels (a cycle?)"
+    if depth >= MAX_DEPTH:
+        return f"{path} nests deeper than {MAX_DEPTH} levels"
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
                 return f"{path} has a key of type {type(key).__name__}"
+            if _unstorable(key):
+                return f"{path} has a key with a lone surrogate"
             found = _first_problem(item, f"{path}.{key}", depth + 1)
             if found:
                 return found
@@ -111,14 +127,18 @@ def _first_problem(value: Any, path: str, depth: int = 0) -> str:
     if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
         return f"{path} is {value}, which JSON cannot carry"
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return f"{path} is a string with a lone surrogate"
-        return ""
+        return f"{path} is a string with a lone surrogate" if _unstorable(value) else ""
     if value is None or isinstance(value, (bool, int, float)):
         return ""
     return f"{path} is a {type(value).__name__}"
+
+
+def _unstorable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 async def call_action(action: Action, input: Any, resume: Resume | None, executor: Executor,
@@ -142,14 +162,22 @@ async def call_action(action: Action, input: Any, resume: Resume | None, executo
         if action.is_async:
             pending = action.fn(*args, **kwargs)
         else:
-            pending = asyncio.get_running_loop().run_in_executor(executor, lambda: action.fn(*args, **kwargs))
+            pending = asyncio.get_running_loop().run_in_executor(executor, _threaded, action.fn, args, kwargs)
         value = await (asyncio.wait_for(pending, limit) if limit else pending)
     except ActionInterrupt as interrupt:
-        return Outcome("interrupt", data=interrupt.data, state=interrupt.state)
+        return _interrupt(action, interrupt)
+    except _Escaped as escaped:
+        return Outcome("error", error=describe_exception(escaped.original))
     except asyncio.TimeoutError:
-        return Outcome("error", error={"name": "Timeout", "message": f"{action.name} did not finish within {limit:g} s"})
-    except Exception as exc:  # any failure of user code becomes the script's ActionError
-        return Outcome("error", error={"name": type(exc).__name__, "message": f"{type(exc).__name__}: {exc}"})
+        return Outcome("timeout", error={"name": "Timeout",
+                                         "message": f"{action.name} did not finish within {limit:g} s"})
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # the run itself is being cancelled
+        return Outcome("error", error=describe_exception(asyncio.CancelledError()))
+    except BaseException as exc:  # any failure of user code, even SystemExit, becomes the script's ActionError
+        return Outcome("error", error=describe_exception(exc))
     try:
         text = to_json(value, f"the value {action.name} returned")
     except TypeError as exc:
@@ -157,6 +185,47 @@ async def call_action(action: Action, input: Any, resume: Resume | None, executo
     # The journal keeps exactly what the script sees (tuples as lists, and so on).
     plain = json.loads(text) if isinstance(value, (dict, list, tuple)) else value
     return Outcome("ok", value=plain, json=text)
+
+
+class _Escaped(Exception):
+    """Carries a BaseException out of a worker thread: SystemExit, GeneratorExit or
+    StopIteration raised into an asyncio future would stop the engine, not the call."""
+
+    def __init__(self, original: BaseException):
+        self.original = original
+        super().__init__(type(original).__name__)
+
+
+def _threaded(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """Run a plain action in a worker thread."""
+    try:
+        return fn(*args, **kwargs)
+    except (ActionInterrupt, _Escaped):
+        raise
+    except (StopIteration, BaseException) as exc:
+        if isinstance(exc, Exception) and not isinstance(exc, StopIteration):
+            raise
+        raise _Escaped(exc) from None
+
+
+def describe_exception(exc: BaseException) -> dict[str, str]:
+    """``{name, message}`` for any exception, even one whose ``str()`` raises."""
+    name = type(exc).__name__
+    try:
+        text = str(exc)
+    except BaseException:
+        text = "<the exception could not be printed>"
+    return {"name": name, "message": f"{name}: {text}" if text else name}
+
+
+def _interrupt(action: Action, interrupt: ActionInterrupt) -> Outcome:
+    """An interrupt, once its data and state are known to be JSON (they are stored and shown)."""
+    try:
+        to_json(interrupt.data, f"the data {action.name} interrupted with")
+        to_json(interrupt.state, f"the state {action.name} interrupted with")
+    except TypeError as exc:
+        return Outcome("error", error={"name": "TypeError", "message": str(exc)})
+    return Outcome("interrupt", data=interrupt.data, state=interrupt.state)
 
 
 def _approval(answer: Any, input: Any) -> tuple[bool, Any, str | None]:

@@ -19,12 +19,13 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 from IPython.utils.process import arg_split
 
-from .errors import Interrupt, RunNotFound, RunPaused, SandboxError
+from .errors import RunNotFound, RunPaused, SandboxError
 from .results import RunResult
 from .sandbox import Sandbox
 from .widgets._timeline_markup import h, preview
+from .widgets.follow import pending_interrupts, stop_waiting
 from .widgets.panel import ApprovalPanel, answer_for
-from .widgets.run_view import RunCancelled, RunContext, RunView, on_woken
+from .widgets.run_view import RunContext, RunView
 from .widgets.timeline import Timeline
 from .widgets.timeline_html import render_mismatch_html
 
@@ -62,9 +63,10 @@ def show_run(magics: "SandboxMagics", sb: Sandbox, title: str, start: Callable[[
     context = RunContext(sb, OutputVar(magics.shell.user_ns, out) if out else None, magics.show_timeline)
     view = RunView(context, title, inline_errors=False)
     view.handle = display(view, display_id=True)
+    waiting = stop_waiting(run_id) if run_id else None  # a cell that showed this run parked
     outcome = view.run(start, run_id=run_id, live=live)
-    if run_id is not None:
-        on_woken(run_id, outcome)  # a cell that showed this run parked shows how it ended (and fills its -o)
+    if waiting is not None:
+        waiting.finish(outcome, live=False)  # shows how it ended there too (and fills that cell's -o)
     if isinstance(outcome, (RunResult, RunPaused)):
         return outcome
     raise quiet(outcome) from None  # RunCancelled too: the stop button must stop "run all" here
@@ -103,16 +105,6 @@ def _when(t: float | None) -> str:
     return datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S") if t else ""
 
 
-def _pending(sb: Sandbox, run_id: str) -> list[Interrupt]:
-    """The run's pending interrupts, from its stored timeline (a child's interrupts included)."""
-    found = []
-    for p in sb.timeline(run_id)["pending"]:
-        for item in p.get("interrupts") or [p]:
-            found.append(Interrupt(item["id"], run_id, p["position"], item.get("name") or "?",
-                                   data=item.get("data"), approval=bool(item.get("approval", p.get("approval")))))
-    return found
-
-
 # -- subcommands ---------------------------------------------------------------------------
 
 
@@ -134,7 +126,7 @@ def runs(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
     text = "\n".join("  ".join(c.ljust(n) for c, n in zip(row, widths)).rstrip() for row in [head, *table])
     html = h('<table class="jsbx-runs"><thead><tr>{}</tr></thead><tbody>{}</tbody></table>',
              [h("<th>{}</th>", c) for c in head],
-             [h("<tr>{}</tr>", [h("<td><code>{}</code></td>" if i == 0 else "<td>{}</td>", c) for i, c in enumerate(row)])
+             [h("<tr><td><code>{}</code></td>{}</tr>", row[0], [h("<td>{}</td>", c) for c in row[1:]])
               for row in table])
     display({"text/plain": text if table else "no runs", "text/html": html if table else "<i>no runs</i>"}, raw=True)
 
@@ -148,14 +140,15 @@ def show(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
     context.timelines[run_id] = Timeline(sb.timeline(run_id))
     display(context.timelines[run_id])
     if sb.store.get_run(run_id).parent is None:  # a child's interrupts are answered through its top-level run
-        for interrupt in _pending(sb, run_id):
+        for interrupt in pending_interrupts(sb, run_id):
             display(ApprovalPanel(context, run_id, interrupt))
 
 
 @magic_arguments(name="sandbox resume")
 @argument("run", help="a run id, a run name, or a unique id prefix")
 @argument("--answer", metavar="JSON", help="the answer to the pending interrupt (e.g. true, or '{\"approved\": true}')")
-@argument("--reject", nargs="?", const="", metavar="REASON", help="reject the pending interrupt, with an optional reason")
+@argument("--reject", nargs="?", const="", metavar="REASON",
+          help="reject the pending interrupt, with an optional reason")
 @argument("--id", metavar="INTERRUPT", help="which interrupt to answer (default: the first pending one)")
 @argument("--source", metavar="VAR", help="resume with the edited script in this variable (how a mismatch is taught)")
 @argument("-o", "--out", metavar="VAR", help="store the output in VAR when the run finishes")
@@ -164,7 +157,7 @@ def resume(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
     run_id = resolve_run(sb, args.run)
     answers = None
     if args.answer is not None or args.reject is not None:
-        pending = _pending(sb, run_id)
+        pending = pending_interrupts(sb, run_id)
         target = next((i for i in pending if i.id == args.id), None) if args.id else (pending[0] if pending else None)
         if target is None:
             status = sb.store.get_run(run_id).status
@@ -267,15 +260,18 @@ def dispatch(magics: "SandboxMagics", line: str) -> None:
         raise UsageError(f"%sandbox needs a subcommand: {', '.join(COMMANDS)} (see %sandbox?)")
     fn = COMMANDS[tokens[0]]
     rest = tokens[1:]
-    if fn is signal:  # the event is raw JSON: keep its quotes
+    if fn is signal:  # the event is raw JSON: the line after the run, quotes and spaces kept
         args = fn.parser.parse_args(rest[:1])
-        args.raw_rest = line.split(rest[0], 1)[1] if rest else ""
+        words, end = arg_split(line), 0
+        for token in words[:len(words) - len(rest) + 1]:  # up to and including the run
+            end = line.index(token, end) + len(token)
+        args.raw_rest = line[end:]
     else:
         args = fn.parser.parse_args([_unquote(t) for t in rest])
     sb = magics.sandbox(store)
     try:
         fn(magics, sb, args)
-    except (SandboxError, RunCancelled) as exc:
+    except SandboxError as exc:
         raise quiet(exc) from None
 
 

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from .actions import Action, Resume, to_json
 from .clock import Clock
 from .errors import (CallLogMismatchError, LimitExceeded, RunBusyError, RunParked, RunStateError, SandboxError,
-                     SandboxInterrupt)
+                     SandboxInterrupt, ScriptError)
 from .journal import CallLog, plan_from_call_log
 from .lint import lint
 from .realm import Limits
@@ -28,7 +28,7 @@ __all__ = ["Engine"]
 
 log = logging.getLogger("jupyter_sandbox")
 
-RESUMABLE = ("interrupted", "parked", "cancelled", "failed")
+RESUMABLE = ("interrupted", "parked", "cancelled", "failed", "stalled")
 
 
 class Engine:
@@ -41,6 +41,11 @@ class Engine:
         self.on_progress = on_progress
 
     new_run_id = staticmethod(new_run_id)
+
+    def replace_executor(self) -> None:
+        """A fresh pool for plain actions; the old one keeps its (stuck) threads until they return."""
+        old, self.executor = self.executor, ThreadPoolExecutor(max_workers=32, thread_name_prefix="jsbx-action")
+        old.shutdown(wait=False)
 
     async def run_child(self, parent: Runner, slot: int, op: str, spec: Any, child_id: str, answers: Answers,
                         resumed: bool) -> Any:
@@ -66,6 +71,7 @@ class Engine:
         if size > limits.source_bytes:
             raise LimitExceeded("source-size", f"the script is {size // 1024} KiB; the limit is "
                                 f"{limits.source_bytes // 1024} KiB", value=limits.source_bytes)
+        _check_characters(source)
         lint(source)
 
     async def start(self, source: str, *, input: Any = None, name: str | None = None, strict: bool = False,
@@ -113,6 +119,10 @@ class Engine:
             result = await self.attempt(run, answers, observer, limits, plan, recorded_at, force=force)
             if result.status != "continued":
                 return result, run, run_ids
+            if len(run_ids) > limits.generations:
+                raise LimitExceeded("generations", f"the script continued as new {limits.generations} times in one "
+                                    "call; is its stopping condition right?", value=limits.generations,
+                                    run_id=run.id)
             run = self._successor(run, result.state)
             run_ids.append(run.id)
             answers, plan, recorded_at, force = Answers(), None, None, False
@@ -278,6 +288,24 @@ class Engine:
 
     def pending(self, run_id: str) -> list[Resume]:
         return [Resume(position=e.slot, id=e.body["id"]) for e in self.store.journal(run_id).pending_interrupts()]
+
+
+def _check_characters(source: str) -> None:
+    """Characters the realm cannot read: a NUL, or a lone surrogate (not UTF-8)."""
+    if "\0" not in source:
+        try:
+            source.encode("utf-8")
+            return  # the usual case, at C speed
+        except UnicodeEncodeError:
+            pass
+    for number, text in enumerate(source.split("\n"), start=1):
+        for column, char in enumerate(text, start=1):
+            if char == "\0" or "\ud800" <= char <= "\udfff":
+                what = "a NUL character" if char == "\0" else f"a lone surrogate (U+{ord(char):04X})"
+                raise ScriptError("SyntaxError", f"the script contains {what}, which the realm cannot read; "
+                                  f"write it as the escape \\u{ord(char):04x} inside a string", line=number,
+                                  column=column,
+                                  source=source)
 
 
 def _error_record(error: Exception | None) -> dict[str, Any] | None:

@@ -7,6 +7,7 @@
     ├── LimitExceeded          source-size, memory, stack, fuel-exhausted, journal-cap
     ├── CallLogMismatchError   replay diverged from the recorded journal
     ├── InvalidCallLog         a call log passed to eval is not one (also a ValueError)
+    ├── InvalidValue           a value that must cross as JSON is not JSON (also a TypeError)
     ├── RunPaused              the run stopped and can be resumed
     │   ├── SandboxInterrupt   an action needs an answer (seed 004's fields)
     │   └── RunParked          the run waits on a timer or an event
@@ -29,6 +30,7 @@ __all__ = [
     "CallLogMismatchError",
     "Interrupt",
     "InvalidCallLog",
+    "InvalidValue",
     "LimitExceeded",
     "LintError",
     "RunBusyError",
@@ -132,14 +134,15 @@ class ActionError(ScriptError):
         super().__init__("ActionError", message, **kwargs)
 
 
-LIMITS = ("source-size", "memory", "stack", "fuel-exhausted", "journal-cap")
+LIMITS = ("source-size", "memory", "stack", "fuel-exhausted", "journal-cap", "generations")
 
 
 class LimitExceeded(SandboxError):
     """A run went past one of its limits.
 
     ``limit`` is one of ``source-size``, ``memory``, ``stack``,
-    ``fuel-exhausted``, ``journal-cap``; ``value`` is the configured bound.
+    ``fuel-exhausted``, ``journal-cap``, ``generations`` (continueAsNew
+    successors in one call); ``value`` is the configured bound.
     The kernel, the Sandbox and the store are unharmed.
     """
 
@@ -204,6 +207,10 @@ class InvalidCallLog(SandboxError, ValueError):
     def __init__(self, message: str, *, position: int | None = None):
         self.position = position
         super().__init__(message)
+
+
+class InvalidValue(SandboxError, TypeError):
+    """A value that must cross the boundary as JSON is not JSON; the message names where and why."""
 
 
 @dataclass

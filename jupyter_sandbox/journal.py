@@ -15,12 +15,14 @@ entry records the key it was filed under.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import cbor2
 
+from .actions import to_json
 from .errors import InvalidCallLog, LimitExceeded, StoreError
 
 __all__ = ["CallLog", "Entry", "Journal", "JournalWriter", "plan_from_call_log", "encode", "decode"]
@@ -228,17 +230,25 @@ def plan_from_call_log(call_log: Any) -> dict[str, Any]:
         if not isinstance(entry, dict):
             raise InvalidCallLog(f"call_log[{i}] must be a dict or None, got {type(entry).__name__}", position=i)
         kind = entry.get("type")
-        if kind not in _SEED_TYPES:
-            raise InvalidCallLog(f"call_log[{i}] has type {kind!r}; expected one of {sorted(_SEED_TYPES)}", position=i)
+        if not isinstance(kind, str) or kind not in _SEED_TYPES:
+            shown = repr(kind) if isinstance(kind, str) else f"a {type(kind).__name__}"
+            raise InvalidCallLog(f"call_log[{i}] has type {shown[:60]}; expected one of {sorted(_SEED_TYPES)}",
+                                 position=i)
         if "response" not in entry:
             raise InvalidCallLog(f"call_log[{i}] ({kind}) has no 'response'", position=i)
         order = entry.get("order", i)
-        if not isinstance(order, (int, float)) or isinstance(order, bool):
+        if not isinstance(order, (int, float)) or isinstance(order, bool) or not math.isfinite(order):
             raise InvalidCallLog(f"call_log[{i}] has a non-numeric 'order'", position=i)
+        for field in ("input", "response", "error"):
+            try:
+                to_json(entry.get(field), f"call_log[{i}].{field}")
+            except TypeError as exc:
+                raise InvalidCallLog(str(exc), position=i) from None
         if kind in SYNC_KINDS:
             value = entry["response"]
-            if not isinstance(value, (int, float)) or isinstance(value, bool):
-                raise InvalidCallLog(f"call_log[{i}] ({kind}) must have a numeric response, got {value!r}", position=i)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+                raise InvalidCallLog(f"call_log[{i}] ({kind}) must have a numeric response, got a "
+                                     f"{type(value).__name__}", position=i)
             recs.append((order, {"s": i, "k": kind, "v": value, "sync": 1}))
             continue
         rec: dict[str, Any] = {"s": i}

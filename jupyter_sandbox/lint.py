@@ -67,7 +67,7 @@ _PIECE_IN_TEMPLATE = re.compile(
     r"(?P<code>[^'\"`/{}]+(?:%s[^'\"`/{}]*)*)|(?P<brace>[{}])|%s" % (_DIVISION, _PIECES), re.VERBOSE
 )
 # Template text after "`" or after the "}" closing a "${": up to "`" or "${".
-_TEMPLATE_TEXT = re.compile(r"[^`\\$]*(?:(?:\\[\s\S]|\$(?!\{))[^`\\$]*)*(?:`|\$\{|\Z)")
+_TEMPLATE_TEXT = re.compile(r"[^`\\$]*(?:(?:\\[\s\S]?|\$(?!\{))[^`\\$]*)*(?:`|\$\{|\Z)")
 _REGEX = re.compile(r"/(?:[^/\\\[\n]|\\.|\[(?:[^\]\\\n]|\\.)*\])+/[\w$]*")
 _LAST_WORD = re.compile(r"(?<![\w$])[\w$]+\Z")
 

@@ -21,7 +21,7 @@ from . import commands
 from .notebook import DEFAULT_STORE, from_namespace, sandbox_for, set_default_store
 from .realm import Limits
 from .sandbox import Sandbox
-from .widgets.run_view import on_woken
+from .widgets.follow import on_woken
 
 __all__ = ["SandboxMagics", "load_ipython_extension"]
 

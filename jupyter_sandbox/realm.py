@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,9 +63,10 @@ class Limits:
     journal_bytes: int = 8 * 1024 * 1024
     action_timeout: float | None = None  # seconds; None waits for ever
     inline_sleep_ms: float = 1000.0  # sleeps shorter than this wait in place instead of parking
+    generations: int = 1000  # continueAsNew successors one eval or resume may start
 
     def __post_init__(self) -> None:
-        for name in ("source_bytes", "memory_bytes", "stack_bytes", "journal_entries", "journal_bytes"):
+        for name in ("source_bytes", "memory_bytes", "stack_bytes", "journal_entries", "journal_bytes", "generations"):
             value = getattr(self, name)
             if not isinstance(value, int) or value <= 0:
                 raise ValueError(f"Limits.{name} must be a positive integer, got {value!r}")
@@ -93,7 +95,8 @@ class Realm:
         self._deliver = get("__jsbx_host.deliver")
         self._settle = get("__jsbx_host.settle")
         self._take = get("__jsbx_host.take")
-        self._snapshot = get("__jsbx_host.snapshot")
+        self._console = get("__jsbx_host.console")
+        self._data = get("__jsbx_host.data")
         self._undelivered = get("__jsbx_host.undelivered")
         self._pending_slot = get("__jsbx_host.pendingSlot")
         get("delete globalThis.__jsbx_host")
@@ -128,11 +131,22 @@ class Realm:
     # -- the moves the runner makes -------------------------------------------
 
     def drain(self) -> None:
-        """Run queued jobs until none is left (each job gets a fresh fuel slice)."""
-        job = self._job
+        """Run queued jobs until none is left.
+
+        Each job gets a fresh slice from QuickJS, and the whole drain one fuel
+        budget of this thread's CPU: a script that only awaits itself
+        (``for (;;) await null``) waits on nothing the host does, so it is an
+        endless loop like any other.
+        """
+        job, jobs = self._job, 0
+        started = time.thread_time()
         try:
             while job():
-                pass
+                jobs += 1
+                if jobs & 1023 == 0 and time.thread_time() - started > self.limits.fuel_seconds:
+                    raise LimitExceeded(
+                        "fuel-exhausted", f"the script ran for more than {self.limits.fuel_seconds:g} s of CPU "
+                        "without waiting on an action, a timer or an event", value=self.limits.fuel_seconds)
         except quickjs.JSException as exc:
             raise self._limit_from(exc) from None
 
@@ -159,11 +173,18 @@ class Realm:
         return self._guard(self._pending_slot)
 
     def snapshot(self) -> dict[str, Any]:
-        """The script's ``data`` and full console, as they are now."""
-        try:
-            return json.loads(self._snapshot())
-        except quickjs.JSException:  # out of memory or fuel while serialising: report what we can
-            return {"data": {}, "console": []}
+        """The script's full console and its ``data``, as they are now.
+
+        Read apart: ``data`` belongs to the script (a getter may loop until the
+        fuel runs out), the console to the host, so a bad ``data`` never costs the console.
+        """
+        out: dict[str, Any] = {"console": [], "data": {}}
+        for key, read in (("console", self._console), ("data", self._data)):
+            try:
+                out[key] = json.loads(read())
+            except (quickjs.JSException, ValueError) as exc:
+                out[key] = [] if key == "console" else {"error": f"could not read data: {str(exc).splitlines()[0]}"}
+        return out
 
     # -- errors ----------------------------------------------------------------
 
@@ -188,9 +209,26 @@ class Realm:
                                  value=self.limits.stack_bytes, line=self._line_in(text), source=self.source)
         return ScriptError("InternalError", text.splitlines()[0] if text else "the realm failed", source=self.source)
 
+    def near_memory_limit(self) -> bool:
+        """Whether the realm has used most of its memory (an allocation failure is then the likely cause)."""
+        try:
+            return self._context.memory()["malloc_size"] >= 0.75 * self.limits.memory_bytes
+        except Exception:  # the binding's statistics are a hint, never a failure
+            return False
+
     def script_error(self, error: dict[str, Any], run_id: str | None = None) -> Exception:
         """Turn the prelude's description of an uncaught error into the Python error to raise."""
         name, message = error.get("name", "Error"), error.get("message", "")
+        # QuickJS throws null or an uninitialized value when it cannot even allocate the
+        # "out of memory" error; by the time we hear of it, unwinding has freed the memory.
+        uninitialized = name == "Error" and message == "uncaught [uninitialized]"
+        odd = name == "InternalError" or (name == "Error" and message.startswith("uncaught "))
+        if uninitialized or (odd and self.near_memory_limit()):
+            return LimitExceeded("memory", f"the script used more than {self.limits.memory_bytes // 2**20} MiB",
+                                 value=self.limits.memory_bytes, run_id=run_id)
+        if name == "Error" and message == "uncaught null":
+            message = (f"uncaught null: the script threw null, or ran out of memory (the realm's limit is "
+                       f"{self.limits.memory_bytes // 2**20} MiB) so badly that no error could be made")
         stack, line, column = rewrite_stack(error.get("stack", ""))
         if name == "RangeError" and "call stack" in message:
             return LimitExceeded("stack", f"the script's call stack went past {self.limits.stack_bytes // 1024} KiB "
@@ -210,19 +248,17 @@ class Realm:
         return rewrite_stack(text)[1]
 
 
-def rewrite_stack(stack: str) -> tuple[str, int | None, int | None]:
+def rewrite_stack(stack: Any) -> tuple[str, int | None, int | None]:
     """Stack frames as ``workflow.js:LINE:COL``; the prelude's own frames dropped.
 
     Returns the rewritten stack and the line/column of the innermost script frame.
     """
     out: list[str] = []
     first: tuple[int, int] | None = None
-    for frame in stack.splitlines():
+    for frame in str(stack).splitlines():
         match = _FRAME.search(frame)
         if not match:
-            if frame.strip():
-                out.append(frame)
-            continue
+            continue  # not a frame
         line = int(match.group(1))
         if line <= LINE_OFFSET:
             continue  # a frame inside the prelude: plumbing, not the user's code

@@ -351,7 +351,9 @@ class Runner:
         if outcome.kind == "ok":
             self.writer.append("result", slot, ok=True, value=outcome.value)
             self.ready.append((slot, '{"ok":true,"value":' + outcome.json + "}"))
-        elif outcome.kind == "error":
+        elif outcome.kind in ("error", "timeout"):
+            if outcome.kind == "timeout":
+                self.engine.replace_executor()  # a thread that timed out cannot be stopped: never reuse it
             error = {**(outcome.error or {}), "action": request.body.get("name")}
             self.writer.append("result", slot, ok=False, error=error)
             self.ready.append((slot, json.dumps({"ok": False, "error": error})))
@@ -419,7 +421,11 @@ class Runner:
     def _flush(self) -> None:
         entries = self.writer.take()
         if entries:
-            self.store.append(self.run.id, entries)
+            try:
+                self.store.append(self.run.id, entries)
+            except SandboxError:
+                self.writer.pending[:0] = entries  # not written: keep them, in order, for the final write
+                raise
             self._notify(entries)
 
     def _notify(self, entries: list[tuple[Entry, bytes]] | None = None) -> None:

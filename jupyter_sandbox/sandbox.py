@@ -17,7 +17,7 @@ from . import portable
 from .actions import Action, Resume
 from .clock import Clock, SystemClock
 from .engine import Engine
-from .errors import RunNotFound
+from .errors import RunNotFound, RunStateError
 from .journal import CallLog
 from .loop import engine_loop
 from .realm import Limits
@@ -105,11 +105,21 @@ class Sandbox:
                                         limits=limits, call_log=call_log, answers=answers, observer=observer)
 
     def _owns(self, run_id: str, call_log: CallLog) -> bool:
-        """Whether the call log is this store's record of that run (then resume it from the full journal)."""
+        """Whether the call log is this store's record of that run (then resume it from the full journal).
+
+        A call log from a run that has moved on since (answered already: a
+        second click) is refused rather than replayed into a new run, which
+        would execute the answered call a second time.
+        """
         try:
-            return list(call_log) == self._engine.call_log(run_id)
+            status = self.store.get_run(run_id).status
         except RunNotFound:
-            return False
+            return False  # another store's run: resume from the call log alone
+        if list(call_log) == self._engine.call_log(run_id):
+            return True
+        raise RunStateError(f"this call log is from run {run_id}, which has moved on since (it is {status} now); "
+                            f"resume it with sb.resume({run_id!r}, ...), or pass list(call_log) to start a new "
+                            "run from the call log alone", run_id=run_id, status=status)
 
     def resume(self, run_id: str, value: Any = None, *, answers: dict[str, Any] | None = None,
                source: str | None = None, force: bool = False, observer: Observer | None = None) -> RunResult:

@@ -132,9 +132,24 @@ _COLUMNS = ("id", "name", "kind", "status", "source", "source_hash", "input", "o
 def _row_to_run(row: tuple) -> RunRow:
     values = dict(zip(_COLUMNS, row))
     for key in _BLOBS:
-        values[key] = cbor2.loads(values[key]) if values[key] is not None else None
+        try:
+            values[key] = cbor2.loads(values[key]) if values[key] is not None else None
+        except Exception as exc:  # cbor2 raises several types for a damaged blob
+            raise StoreError(f"run {values['id']}: its {key} cannot be decoded ({exc}); the store is damaged") from exc
     values["options"] = values["options"] or {}
+    if not isinstance(values["options"], dict):
+        raise StoreError(f"run {values['id']}: its options are not a map; the store is damaged")
+    if values["status"] == "running" and not _lease_held(values["owner"], values["id"]):
+        # Its process stopped (killed, or its last write failed) without recording the end.
+        values["status"] = "stalled"
     return RunRow(**values)
+
+
+def _lease_held(owner: str | None, run_id: str) -> bool:
+    """Whether some process may still be running the run (see claim)."""
+    if owner == OWNER:
+        return run_id in _ACTIVE
+    return _owner_alive(owner)
 
 
 def _owner_alive(owner: str | None) -> bool:
@@ -161,9 +176,12 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str] = ":memory:"):
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the folder for the run store {self.path}: {exc}", path=self.path) from exc
         try:
             # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so the write
             # lock is taken up front and two writers never deadlock on an upgrade.
@@ -181,10 +199,12 @@ class Store:
                 row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                 if row is None:
                     self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                elif not str(row[0]).isdigit():
+                    raise StoreError(f"{self.path} has a damaged schema version {row[0]!r}", path=self.path)
                 elif int(row[0]) > SCHEMA_VERSION:
                     raise StoreError(f"{self.path} was written by a newer jupyter_sandbox (schema {row[0]}, "
                                      f"this version reads {SCHEMA_VERSION}); upgrade jupyter_sandbox", path=self.path)
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             raise StoreError(f"{self.path} is not a usable run store: {exc}", path=self.path) from exc
 
     def close(self) -> None:
@@ -200,23 +220,22 @@ class Store:
                 raise self._mapped(exc) from exc
             try:
                 yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            try:
                 self._db.execute("COMMIT")
-            except sqlite3.DatabaseError as exc:
-                self._db.execute("ROLLBACK")
-                raise self._mapped(exc) from exc
+            except BaseException as exc:
+                if self._db.in_transaction:  # SQLite rolls back by itself on some errors (disk full)
+                    self._db.execute("ROLLBACK")
+                if isinstance(exc, (sqlite3.DatabaseError, UnicodeDecodeError)):  # damaged TEXT decodes badly
+                    raise self._mapped(exc) from exc
+                raise
 
     def _read(self, sql: str, args: tuple = ()) -> list[tuple]:
         with self._lock:
             try:
                 return self._db.execute(sql, args).fetchall()
-            except sqlite3.DatabaseError as exc:
+            except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a damaged TEXT column decodes badly
                 raise self._mapped(exc) from exc
 
-    def _mapped(self, exc: sqlite3.DatabaseError) -> StoreError:
+    def _mapped(self, exc: Exception) -> StoreError:
         return StoreError(f"the run store {self.path} failed: {exc}", path=self.path)
 
     # -- runs --------------------------------------------------------------------
@@ -285,8 +304,7 @@ class Store:
             if row is None:
                 raise RunNotFound(run_id)
             status, owner, attempt = row
-            stale = status == "running" and (force or (owner == OWNER and run_id not in _ACTIVE)
-                                             or not _owner_alive(owner))
+            stale = status == "running" and (force or not _lease_held(owner, run_id))
             if status not in allowed and not stale:
                 if status == "running":
                     raise RunBusyError(f"run {run_id} is already being resumed (by {owner}); "
@@ -308,12 +326,16 @@ class Store:
     def finish_attempt(self, run_id: str, attempt: int, status: str, entries: list[tuple[Entry, bytes]],
                        *, replayed: int, **fields: Any) -> None:
         """Write the attempt's last entries and the run's new status in one transaction."""
-        with self._tx() as db:
-            self._insert_entries(db, run_id, entries)
-            self._update(db, run_id, {"status": status, **fields})
-            db.execute("UPDATE run_attempts SET ended = ?, outcome = ?, replayed = ? WHERE run_id = ? AND n = ?",
-                       (time.time(), status, replayed, run_id, attempt))
-        _ACTIVE.discard(run_id)
+        try:
+            with self._tx() as db:
+                self._insert_entries(db, run_id, entries)
+                self._update(db, run_id, {"status": status, **fields})
+                db.execute("UPDATE run_attempts SET ended = ?, outcome = ?, replayed = ? WHERE run_id = ? AND n = ?",
+                           (time.time(), status, replayed, run_id, attempt))
+        finally:
+            # Even when the write failed (disk full), this process no longer runs it: the
+            # next resume may take it over instead of finding it "already being resumed".
+            _ACTIVE.discard(run_id)
 
     def attempts(self, run_id: str) -> list[dict[str, Any]]:
         rows = self._read("SELECT n, source_hash, started, ended, outcome, replayed, first_seq FROM run_attempts "

@@ -34,7 +34,8 @@ const arrayJoin = uncurry(Array.prototype.join);
 const arrayMap = uncurry(Array.prototype.map);
 const strSplit = uncurry(String.prototype.split);
 const reExec = uncurry(RegExp.prototype.exec);
-const strReplace = uncurry(String.prototype.replace);
+const toWellFormed = uncurry(String.prototype.toWellFormed);
+const isWellFormed = uncurry(String.prototype.isWellFormed);
 const strSlice = uncurry(String.prototype.slice);
 const promiseThen = uncurry(Promise.prototype.then);
 const promiseAll = Promise.all.bind(Promise);
@@ -45,9 +46,8 @@ const realNow = Date.now;
 const realRandom = Math.random;
 const MathFloor = Math.floor;
 
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?:^|[^\ud800-\udbff])[\udc00-\udfff]/;
 const FRAME = /:(\d+):(\d+)\)?$/;
-const LONE_SURROGATES = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const MAX_DEPTH = 256; // below the 400 levels the journal's CBOR decoder reads back
 
 // quickjs-ng builds long concatenations as "ropes", which the Python binding
 // cannot read (Unknown quickjs tag: -6): every string handed to the host is flattened.
@@ -57,7 +57,15 @@ function flat(text) {
 
 // A JSON string literal of any value's text, lone surrogates replaced (they cannot be stored).
 function str(v) {
-  return JSONstringify(strReplace(StringCtor(v), LONE_SURROGATES, "\ufffd"));
+  let text;
+  try { text = StringCtor(v); } catch (e) { text = "[unprintable]"; }
+  return JSONstringify(toWellFormed(text));
+}
+
+// Append to a host array without [[Set]], which would run a setter a script
+// put on Array.prototype (and so see, or swallow, what the host records).
+function append(list, value) {
+  ObjectDefine(list, list.length, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
 }
 
 // ---- settings, filled by configure() -------------------------------------
@@ -75,7 +83,7 @@ let clockReal = 0;        // realNow() at that moment
 function canon(v, path, seen) {
   switch (typeof v) {
     case "string":
-      if (reExec(LONE_SURROGATE, v) !== null) throw new TypeErrorCtor(`${path} is a string with a lone surrogate`);
+      if (!isWellFormed(v)) throw new TypeErrorCtor(`${path} is a string with a lone surrogate`);
       return JSONstringify(v);
     case "number":
       if (!NumberIsFinite(v)) throw new TypeErrorCtor(`${path} is ${v}, which JSON cannot carry`);
@@ -92,33 +100,37 @@ function canon(v, path, seen) {
       throw new TypeErrorCtor(`${path} is a function, which JSON cannot carry`);
   }
   if (v === null) return "null";
+  if (seen.length >= MAX_DEPTH) throw new TypeErrorCtor(`${path} nests deeper than ${MAX_DEPTH} levels`);
   for (let i = 0; i < seen.length; i++) {
     if (seen[i] === v) throw new TypeErrorCtor(`${path} is a cyclic reference`);
   }
-  if (v instanceof OrigDate) {
-    if (!NumberIsFinite(dateTime(v))) throw new TypeErrorCtor(`${path} is an invalid Date`);
+  const tag = toTag(v);
+  if (tag === "[object Date]") { // a real Date crosses as its ISO string, as JSON.stringify does
+    let time = NaN;
+    try { time = dateTime(v); } catch (e) { /* not a Date, only tagged as one */ }
+    if (!NumberIsFinite(time)) throw new TypeErrorCtor(`${path} is an invalid Date`);
     return JSONstringify(dateToISO(v));
   }
-  seen[seen.length] = v; // the path from the root: a value met again on it is a cycle
+  append(seen, v); // the path from the root: a value met again on it is a cycle
   let out;
   if (isArray(v)) {
-    const parts = [];
-    for (let i = 0; i < v.length; i++) parts[i] = canon(v[i], `${path}[${i}]`, seen);
-    out = "[" + arrayJoin(parts, ",") + "]";
+    out = "[";
+    for (let i = 0; i < v.length; i++) out += (i ? "," : "") + canon(v[i], `${path}[${i}]`, seen);
+    out += "]";
   } else {
-    const tag = toTag(v);
     if (tag !== "[object Object]") {
       seen.length--;
       throw new TypeErrorCtor(`${path} is a ${strSlice(tag, 8, -1)}, which JSON cannot carry`);
     }
     const keys = arraySort(ObjectKeys(v));
-    const parts = [];
+    out = "{";
     for (let i = 0; i < keys.length; i++) {
       const value = v[keys[i]];
       if (value === undefined) continue; // as JSON.stringify: an absent field
-      parts[parts.length] = JSONstringify(keys[i]) + ":" + canon(value, `${path}.${keys[i]}`, seen);
+      out += (out.length > 1 ? "," : "") + JSONstringify(toWellFormed(keys[i])) + ":"
+        + canon(value, `${path}.${keys[i]}`, seen);
     }
-    out = "{" + arrayJoin(parts, ",") + "}";
+    out += "}";
   }
   seen.length--;
   return out;
@@ -132,8 +144,10 @@ function toJSONText(v, path) {
 
 // ---- the request queue: what the script asked the host for ---------------
 
-let queue = [];
-function push(text) { queue[queue.length] = text; }
+// The request queue is one string of JSON items: nothing a script does to
+// Array.prototype can reach it.
+let queue = "";
+function push(text) { queue = queue === "" ? text : queue + "," + text; }
 
 function scriptLocation() {
   // The first frame below lineOffset's block is the script's own line.
@@ -181,9 +195,11 @@ function loadPlan(plan) {
   for (let i = 0; i < recs.length; i++) {
     const rec = recs[i];
     if (rec.k === undefined) rec.k = keyOf(rec.kin);
-    rec.used = false;
-    rec.done = false;
+    rec.used = false; // own slots for every field the host writes later: an
+    rec.done = false; // inherited setter must never see a record
     rec.res = null;
+    rec.rej = null;
+    rec.name = null;
     recorded[rec.s] = rec;
     let fifo = byKey[rec.k];
     if (fifo === undefined) { fifo = { recs: [], next: 0 }; byKey[rec.k] = fifo; }
@@ -248,10 +264,11 @@ const pending = table(); // slot -> [resolve, reject, actionName]
 class ActionError extends ErrorCtor {
   constructor(action, message) {
     super(message);
-    this.name = "ActionError";
-    this.action = action;
+    // defined, not assigned: a frozen Error.prototype must not break the host
+    ObjectDefine(this, "action", { __proto__: null, value: action, writable: true, enumerable: true, configurable: true });
   }
 }
+ObjectDefine(ActionError.prototype, "name", { __proto__: null, value: "ActionError", writable: true, configurable: true });
 
 function settleWith(res, rej, action, ok, value, error) {
   if (ok) res(value);
@@ -281,8 +298,8 @@ function effect(op, key, name, inputText, extra) {
 }
 
 function takeQueue() {
-  const text = "[" + arrayJoin(queue, ",") + "]";
-  queue = [];
+  const text = "[" + queue + "]";
+  queue = "";
   return flat(text);
 }
 
@@ -339,8 +356,9 @@ function makeConsole() {
   const out = {};
   for (const level of ["log", "info", "warn", "error", "debug"]) {
     out[level] = (...args) => {
-      const message = arrayJoin(arrayMap(args, show), " ");
-      consoleLines[consoleLines.length] = { level, message };
+      let message = "";
+      for (let i = 0; i < args.length; i++) message += (i ? " " : "") + show(args[i]);
+      append(consoleLines, { level, message });
       note("console", `,"level":"${level}","message":${str(message)}`);
     };
   }
@@ -405,7 +423,7 @@ async function step(label, fn) {
   const id = ++stepCounter;
   const parent = openSteps.length ? openSteps[openSteps.length - 1] : null;
   note("step", `,"id":${id},"label":${str(label)},"phase":"start","parent":${parent}`);
-  openSteps[openSteps.length] = id;
+  append(openSteps, id);
   const close = () => {
     const at = openSteps.lastIndexOf(id);
     if (at >= 0) { for (let i = at; i < openSteps.length - 1; i++) openSteps[i] = openSteps[i + 1]; openSteps.length--; }
@@ -472,10 +490,18 @@ const ctx = {
 let inputValue = null;
 
 function installGlobals(settings) {
+  // quickjs-ng implements V8's Error.prepareStackTrace: a script's formatter would
+  // get CallSite.getFunction(), the host's own functions from the stack. Its
+  // property is an accessor over an internal slot: empty the slot, then replace
+  // the accessor with a locked data property so no script can set it again.
+  // (No formatter of the host's own either: quickjs-ng calls it while building
+  // errors, out-of-memory ones included, where a fuel interrupt could be lost.)
+  ErrorCtor.prepareStackTrace = undefined;
+  ObjectDefine(ErrorCtor, "prepareStackTrace", { __proto__: null, value: undefined, writable: false, configurable: false });
   const DateImpl = strict ? makeStrictDate(OrigDate) : makeRecordedDate(OrigDate, readNow);
   G.Date = DateImpl;
   const MathObject = G.Math;
-  ObjectDefine(MathObject, "random", { value: readRandom, writable: true, configurable: true });
+  ObjectDefine(MathObject, "random", { __proto__: null, value: readRandom, writable: true, configurable: true });
   for (const name of ["performance", "WeakRef", "FinalizationRegistry", "SharedArrayBuffer", "Atomics", "globalThis"]) {
     delete G[name];
   }
@@ -500,6 +526,14 @@ function finish(text) {
 }
 
 function describeError(e) {
+  try {
+    return describeThrown(e);
+  } catch (failure) { // the thrown value's own getters threw: report what we can
+    return `{"name":"Error","message":"the script threw a value that could not be described","stack":""}`;
+  }
+}
+
+function describeThrown(e) {
   if (e instanceof ErrorCtor) {
     const action = e instanceof ActionError ? `,"action":${str(e.action)}` : "";
     return `{"name":${str(e.name)},"message":${str(e.message)},"stack":${str(e.stack || "")}${action}}`;
@@ -536,7 +570,7 @@ G.__jsbx_host = {
   // next recorded completion, in the order it happened live: 1 delivered one, 0 some
   // remain but none is awaited yet, -1 none remain. One crossing per replayed entry.
   deliver(now) {
-    if (queue.length !== 0) return takeQueue();
+    if (queue !== "") return takeQueue();
     if (undelivered === 0) return -1;
     const rec = deliverable();
     if (rec === null) return 0;
@@ -555,7 +589,7 @@ G.__jsbx_host = {
     settleWith(entry[0], entry[1], entry[2], result.ok, result.value, result.error);
   },
   take() {
-    return queue.length === 0 ? "" : takeQueue();
+    return queue === "" ? "" : takeQueue();
   },
   undelivered() { return undelivered; },
   // The slot of the first recorded completion not yet delivered, or -1.
@@ -563,10 +597,15 @@ G.__jsbx_host = {
     for (let i = cursor; i < order.length; i++) if (!order[i].done) return order[i].s;
     return -1;
   },
-  snapshot() {
-    let dataText;
-    try { dataText = toJSONText(G.data, "data"); } catch (e) { dataText = JSONstringify({ error: e.message }); }
-    const lines = arrayMap(consoleLines, (l) => `{"level":"${l.level}","message":${str(l.message)}}`);
-    return flat(`{"data":${dataText},"console":[${arrayJoin(lines, ",")}]}`);
+  console() {
+    let text = "";
+    for (let i = 0; i < consoleLines.length; i++) {
+      const line = consoleLines[i];
+      text += (i ? "," : "") + `{"level":"${line.level}","message":${str(line.message)}}`;
+    }
+    return flat("[" + text + "]");
+  },
+  data() {
+    try { return flat(toJSONText(G.data, "data")); } catch (e) { return flat(`{"error":${str(e.message)}}`); }
   },
 };

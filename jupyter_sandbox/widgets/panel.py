@@ -87,7 +87,8 @@ class ApprovalPanel(w.VBox):
         self.message = w.HTML()
         self.output = w.Output()
         self.approve_button.on_click(lambda _: self.send(answer_for(interrupt, "approve")))
-        self.reject_button.on_click(lambda _: self.send(answer_for(interrupt, "reject", self.reason_text.value.strip())))
+        self.reject_button.on_click(
+            lambda _: self.send(answer_for(interrupt, "reject", self.reason_text.value.strip())))
         self.edit_button.on_click(lambda _: self._send_edited())
         super().__init__([self.title, self.payload,
                           w.HBox([self.approve_button, self.reject_button, self.reason_text]),
@@ -117,7 +118,7 @@ class ApprovalPanel(w.VBox):
         self.message.value = h('<span style="color:#888">{}</span>', why)
 
     def send(self, answer: Any) -> Any:
-        """Answer this interrupt and resume the run here; returns the resumed run's outcome (None if already answered)."""
+        """Answer this interrupt and resume the run here; return its outcome (None if already answered)."""
         if self.answered:
             return None
         self._close(f"sent {to_json(answer)}")
@@ -150,7 +151,8 @@ def json_tree(value: Any, depth: int = 0, open_depth: int = 2) -> Html:
     if isinstance(value, (dict, list)) and value:
         pairs = value.items() if isinstance(value, dict) else enumerate(value)
         items = [h("<li><b>{}</b>: {}</li>", k, json_tree(v, depth + 1, open_depth)) for k, v in pairs]
-        size = f"{{{len(value)} keys}}" if isinstance(value, dict) else f"[{len(value)} items]"
+        n = len(value)
+        size = f"{{{n} key{'s' if n > 1 else ''}}}" if isinstance(value, dict) else f"[{n} item{'s' if n > 1 else ''}]"
         return h('<details{}><summary style="color:#888">{}</summary><ul style="margin:0">{}</ul></details>',
                  Html(" open") if depth < open_depth else "", size, items)
     if isinstance(value, str) and "\n" in value:

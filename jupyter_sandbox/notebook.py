@@ -1,0 +1,140 @@
+"""The notebook's sandbox: one ``Sandbox`` per store file, and module-level decorators.
+
+>>> import jupyter_sandbox
+>>> @jupyter_sandbox.action(approval=True)
+... def send_email(msg):
+...     return {"sent": msg["to"]}
+
+``jupyter_sandbox.action`` registers on :func:`default_sandbox`, whose store is
+``.sandbox/runs.sqlite`` under the current working directory (in a kernel: the
+notebook's folder), created on first use. ``%config SandboxMagics.store = PATH``
+(or :func:`set_default_store`) moves it; ``":memory:"`` keeps runs in memory.
+
+Everything registered here is remembered and applied to every store's
+Sandbox (``%%sandbox --store OTHER`` sees the same actions).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from .sandbox import Sandbox
+
+__all__ = ["DEFAULT_STORE", "action", "agent", "default_sandbox", "from_namespace", "sandbox_for",
+           "set_default_store"]
+
+DEFAULT_STORE = ".sandbox/runs.sqlite"
+
+_default_store: str = DEFAULT_STORE
+_sandboxes: dict[str, Sandbox] = {}
+# (kind, fn, options): replayed onto every Sandbox, so each store sees the same actions.
+_registered: list[tuple[str, Callable[..., Any], dict[str, Any]]] = []
+_from_namespace: dict[str, Callable[..., Any]] = {}  # name -> the namespace function it was registered from
+_lock = threading.RLock()
+
+
+def _resolve(store: str | os.PathLike[str] | None) -> str:
+    store = os.fspath(store) if store is not None else _default_store
+    if store == ":memory:":
+        return store
+    path = Path(store).expanduser()
+    if not path.is_absolute():  # relative to the kernel's cwd, i.e. beside the notebook
+        path = Path.cwd() / path
+    return str(path)
+
+
+def sandbox_for(store: str | os.PathLike[str] | None = None) -> Sandbox:
+    """The Sandbox of a store file (the default store when ``None``), created on first use."""
+    key = _resolve(store)
+    with _lock:
+        sb = _sandboxes.get(key)
+        if sb is None:
+            if key != ":memory:":
+                Path(key).parent.mkdir(parents=True, exist_ok=True)
+            sb = _sandboxes[key] = Sandbox(key)
+            for kind, fn, options in _registered:
+                _apply(sb, kind, fn, options)
+        return sb
+
+
+def default_sandbox() -> Sandbox:
+    """The notebook's Sandbox: store ``.sandbox/runs.sqlite`` beside the notebook unless configured."""
+    return sandbox_for(None)
+
+
+def set_default_store(store: str | os.PathLike[str]) -> None:
+    """Point :func:`default_sandbox` at another store file (``":memory:"`` allowed)."""
+    global _default_store
+    _default_store = os.fspath(store)
+
+
+def _apply(sb: Sandbox, kind: str, fn: Callable[..., Any], options: dict[str, Any]) -> None:
+    getattr(sb, kind)(fn, **options)
+
+
+def _register(kind: str, fn: Callable[..., Any], options: dict[str, Any]) -> Callable[..., Any]:
+    with _lock:
+        default_sandbox()  # exists before the append, so it is not replayed this registration twice
+        for sb in _sandboxes.values():  # the default first: an invalid name raises before anything is kept
+            _apply(sb, kind, fn, options)
+        name = options.get("name") or fn.__name__
+        # A later registration under the same name replaces the earlier one for future stores too.
+        _registered[:] = [r for r in _registered if not (r[0] == kind and (r[2].get("name") or r[1].__name__) == name)]
+        _registered.append((kind, fn, options))
+    return fn
+
+
+def action(fn: Callable[..., Any] | None = None, *, name: str | None = None, approval: bool = False,
+           timeout: float | None = None) -> Any:
+    """Register an action on the notebook's sandboxes (a decorator, bare or with options).
+
+    ``approval=True`` pauses every call for an Approve / Reject panel;
+    ``timeout`` (seconds) turns a hung call into an ``ActionError``.
+    See :meth:`Sandbox.action`.
+    """
+    options = {"name": name, "approval": approval, "timeout": timeout}
+    return _register("action", fn, options) if fn is not None else lambda f: _register("action", f, options)
+
+
+def agent(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
+    """Register a Python agent (``ctx.agent({agent: NAME, input})``) on the notebook's sandboxes."""
+    options = {"name": name}
+    return _register("agent", fn, options) if fn is not None else lambda f: _register("agent", f, options)
+
+
+def from_namespace(names: Iterable[str], namespace: Mapping[str, Any], sb: Sandbox | None = None) -> list[str]:
+    """Make sure every name is an action, registering plain functions found in ``namespace``.
+
+    A name already registered stays as it is, unless it was registered from the
+    namespace and the namespace now holds another function (the cell that
+    defines it was edited and re-run). Raises ``KeyError`` naming what is
+    neither registered nor a function in the namespace.
+    """
+    sb = sb or default_sandbox()
+    names = [n for n in names if n]
+    for name in names:
+        fn = namespace.get(name)
+        known = name in sb.actions
+        if known and (name not in _from_namespace or fn is _from_namespace[name] or not callable(fn)):
+            continue
+        if not callable(fn):
+            what = "not defined" if fn is None else f"a {type(fn).__name__}, not a function"
+            raise KeyError(f"--actions: {name!r} is not a registered action and is {what} in the namespace")
+        _register("action", fn, {"name": name})
+        _from_namespace[name] = fn
+    return names
+
+
+def _reset() -> None:
+    """Close every Sandbox and forget registrations (for tests)."""
+    global _default_store
+    with _lock:
+        for sb in _sandboxes.values():
+            sb.close()
+        _sandboxes.clear()
+        _registered.clear()
+        _from_namespace.clear()
+        _default_store = DEFAULT_STORE
