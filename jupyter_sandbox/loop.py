@@ -47,15 +47,20 @@ class EngineLoop:
             work.close()
             raise RuntimeError("a Sandbox method was called from inside an async action; "
                                "await the sandbox's async method (e.g. `await sb.aeval(...)`) instead")
-        future = self.submit(work)
+        finished = threading.Event()
+
+        async def tracked() -> T:
+            try:
+                return await work
+            finally:
+                finished.set()
+
+        future = self.submit(tracked())
         try:
             return future.result()
         except KeyboardInterrupt:
             future.cancel()
-            try:
-                future.result(timeout=2.0)  # let the run record that it was cancelled
-            except BaseException:
-                pass
+            finished.wait(2.0)  # let the run record that it was cancelled before the cell moves on
             raise
 
 
