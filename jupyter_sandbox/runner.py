@@ -23,18 +23,21 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from .actions import Outcome, call_action
-from .answers import Answers, answer_for
+from .actions import Outcome
+from .answers import Answers
 from .errors import CallLogMismatchError, Interrupt, LimitExceeded, SandboxError, ScriptError
 from .journal import Entry, Journal, JournalWriter
 from .realm import Limits, Realm
-from .waits import EventWait, Waits
+from .requests import FrontierReached, Requests
+from .waits import Waits
 
 if TYPE_CHECKING:
     from .engine import Engine
     from .store import RunRow, Store
 
 __all__ = ["Observer", "AttemptResult", "FrontierReached", "Runner"]
+
+
 
 log = logging.getLogger("jupyter_sandbox")
 
@@ -72,15 +75,7 @@ class AttemptResult:
 _MISSING = object()
 
 
-class FrontierReached(SandboxError):
-    """A determinism check replayed everything recorded and reached the run's open slot."""
-
-    def __init__(self, slot: int):
-        self.slot = slot
-        super().__init__(f"replay reached the open slot {slot}")
-
-
-class Runner:
+class Runner(Requests):
     def __init__(self, engine: Engine, run: RunRow, journal: Journal, attempt: int, *, plan: dict[str, Any],
                  answers: Answers, strict: bool, action_names: list[str], limits: Limits,
                  recorded_at: Callable[[int], dict[str, Any] | None], observer: Observer, store: Store,
@@ -199,100 +194,6 @@ class Runner:
         assert self.realm is not None
         self.realm.settle(slot, result, self.now)
         self.ran = True
-
-    # -- requests from the script ----------------------------------------------------
-
-    def _handle(self, items: list[dict[str, Any]]) -> None:
-        for item in items:
-            kind = item["t"]
-            if kind in ("console", "log", "step", "plan"):
-                self._note(kind, item)
-            elif kind in ("now", "random"):
-                self.writer.append(kind, item["s"], value=item["value"])
-            elif kind == "call":
-                self._call(item)
-            elif kind in ("delegate", "agent"):
-                self._child(kind, item)
-            elif kind == "sleep":
-                self._sleep(item)
-            elif kind == "wait":
-                self._wait(item)
-            elif kind == "progress":
-                self.engine.progress(self.run.id, item["patch"], self.observer)
-            elif kind == "continue":
-                self.continue_state = item["state"]
-            elif kind == "done":
-                self.outcome = item["outcome"]
-            elif kind == "mismatch":
-                raise self._mismatch(item)
-
-    def _note(self, kind: str, item: dict[str, Any]) -> None:
-        replayed = bool(item.pop("r"))
-        item.pop("t")
-        if kind == "console":
-            self._observe("console", {"level": item["level"], "message": item["message"]}, replayed)
-        if not replayed:
-            self.writer.append(kind, None, **item)
-
-    def _open(self, item: dict[str, Any], kind: str) -> Entry | None:
-        """The request an earlier attempt left open at this slot with the same key, if any."""
-        slot = item["s"]
-        previous = self.journal.open_request(slot)
-        if previous is not None and (previous.kind != kind or previous.body.get("key") != item["key"]):
-            previous = None
-        if not self.execute:  # a determinism check executes nothing
-            if previous is not None:
-                raise FrontierReached(slot)
-            raise self._diverged(slot, item)
-        if previous is not None:
-            self.requests[slot] = previous
-        return previous
-
-    def _request(self, kind: str, item: dict[str, Any], **body: Any) -> Entry:
-        entry = self.writer.append(kind, item["s"], key=item["key"], **body)
-        self.requests[item["s"]] = entry
-        return entry
-
-    def _call(self, item: dict[str, Any]) -> None:
-        slot, name = item["s"], item["name"]
-        if self._open(item, "call") is None:
-            self._request("call", item, op="call", name=name, input=item["input"], description=item.get("description"),
-                          line=item.get("line"))
-        action = self.engine.actions[name]
-        resume, gate, call_input, answer = answer_for(self.journal, self.answers, self.run.id, slot,
-                                                      action.approval, item["input"])
-        if answer is not None:
-            self.writer.append("answer", slot, **answer)
-        self._dispatch(slot, call_action(action, call_input, resume, self.engine.executor,
-                                         self.limits.action_timeout, gate=gate))
-
-    def _child(self, op: str, item: dict[str, Any]) -> None:
-        slot = item["s"]
-        previous = self._open(item, "call")
-        child_id = previous.body.get("child") if previous is not None else None
-        if previous is None:
-            child_id = self.engine.new_run_id()
-            self._request("call", item, op=op, name=item["name"], input=item["input"], child=child_id,
-                          description=None, line=item.get("line"))
-        interrupt = self.journal.interrupt_at(slot)
-        pending = interrupt.body.get("interrupts", []) if interrupt is not None else []
-        answers = self.answers.for_child(pending, slot)
-        self._dispatch(slot, self.engine.run_child(self, slot, op, item["input"], child_id, answers,
-                                                   resumed=previous is not None))
-
-    def _sleep(self, item: dict[str, Any]) -> None:
-        previous = self._open(item, "timer")
-        if previous is None:
-            previous = self._request("timer", item, ms=item["ms"], due=self.now + item["ms"])
-        self.waits.timers[item["s"]] = previous.body["due"]
-
-    def _wait(self, item: dict[str, Any]) -> None:
-        previous = self._open(item, "wait")
-        if previous is None:
-            timeout = item["timeout"]
-            previous = self._request("wait", item, match=item["match"], timeout=timeout,
-                                     due=None if timeout is None else self.now + timeout)
-        self.waits.events[item["s"]] = EventWait(item["match"], previous.body["due"], item["key"])
 
     # -- live calls ---------------------------------------------------------------------
 
