@@ -153,6 +153,7 @@ class RunView(w.VBox):
         self.observer = _Live(self)
         super().__init__([self.status, self.progress, self.console, self.timeline_box, self.result, self.panels])
         self.add_class("jsbx-view")
+        self.add_class("jsbx-host")  # timeline.css defines its colours (the status badges) under .jsbx-host
         context.root = context.root or self
         _VIEWS.append(self)
 
@@ -322,7 +323,7 @@ class RunView(w.VBox):
         bundle = super()._repr_mimebundle_(**kwargs)
         data, meta = bundle if isinstance(bundle, tuple) else (bundle, {})
         # For a saved notebook without a kernel (or nbconvert): the same content as static HTML.
-        html = h('<div class="jsbx-view">{}{}{}{}</div>', Html(self.status.value), Html(self.console.value),
+        html = h('<div class="jsbx-view jsbx-host">{}{}{}{}</div>', Html(self.status.value), Html(self.console.value),
                  Html(self.result.value), [Html(render_html(t.document)) for t in self.timeline_box.children])
         return {**data, "text/html": html}, meta
 

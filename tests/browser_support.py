@@ -1,0 +1,235 @@
+"""Helpers for the end-to-end browser test: Debian's chromium, a private JupyterLab, process bookkeeping.
+
+JupyterLab runs as ``python -m jupyter lab`` with this interpreter, on
+127.0.0.1 and a free port, with no token, every Jupyter/IPython directory in a
+temporary folder (so no user settings, workspace or runtime file of the
+machine gets in, and nothing is left in ``~``) and a ``python3`` kernelspec
+that starts this interpreter. Shutdown is SIGTERM (the server then shuts its
+kernels down), escalating to SIGKILL; every process seen under the server is
+checked to be gone afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+# Chromium flags that keep it off the (closed) network: see the machine notes.
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # as root
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+def ensure_chromium() -> str:
+    """The path of Debian's chromium, installing it first if it is missing (a missing browser fails, never skips)."""
+    found = shutil.which("chromium")
+    if found:
+        return found
+    sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+        done = subprocess.run(sudo + cmd, env=env, capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            raise RuntimeError(f"could not install chromium ({' '.join(cmd)}): {done.stderr[-2000:]}")
+    found = shutil.which("chromium")
+    if not found:
+        raise RuntimeError("apt-get installed chromium, but no `chromium` is on PATH")
+    return found
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---------------------------------------------------------------- processes
+
+def _stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, ppid, starttime) of a live process, from /proc; None if it is gone."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    fields = raw[raw.rindex(")") + 2:].split()  # after "pid (comm) "
+    return fields[0], int(fields[1]), int(fields[19])
+
+
+def descendants(root: int) -> dict[int, int]:
+    """The live processes under ``root`` (itself included): pid -> starttime (to tell a reused pid)."""
+    table: dict[int, tuple[int, int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            st = _stat(int(entry.name))
+            if st and st[0] != "Z":
+                table[int(entry.name)] = (st[1], st[2])
+    found: dict[int, int] = {}
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        if pid in table and pid not in found:
+            found[pid] = table[pid][1]
+            todo.extend(child for child, (ppid, _) in table.items() if ppid == pid)
+    return found
+
+
+def alive(procs: dict[int, int]) -> dict[int, int]:
+    """Those of ``procs`` (pid -> starttime) still running (a zombie counts as gone)."""
+    out = {}
+    for pid, start in procs.items():
+        st = _stat(pid)
+        if st and st[0] != "Z" and st[2] == start:
+            out[pid] = start
+    return out
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return "?"
+
+
+# ---------------------------------------------------------------- JupyterLab
+
+class JupyterLab:
+    """A private JupyterLab server; ``start()``, then ``stop()`` (in a ``finally``)."""
+
+    def __init__(self, root: Path, home: Path, port: int | None = None):
+        self.root, self.home = root, home
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen | None = None
+        self.log_path = home / "jupyterlab.log"
+        self.seen: dict[int, int] = {}  # every process seen under the server: pid -> starttime
+        self.escalated: list[str] = []  # what had to be killed
+
+    def env(self) -> dict[str, str]:
+        h = self.home
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "IPYTHON"))}
+        env.update(
+            JUPYTER_CONFIG_DIR=str(h / "config"),  # also Lab's user settings and workspaces
+            JUPYTER_DATA_DIR=str(h / "data"),
+            JUPYTER_RUNTIME_DIR=str(h / "runtime"),
+            JUPYTER_PATH=str(h / "share"),  # first in the data path: our python3 kernelspec wins
+            IPYTHONDIR=str(h / "ipython"),
+            JUPYTER_PLATFORM_DIRS="0",
+            PATH=os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")]),
+            PYTHONUNBUFFERED="1",
+        )
+        return env
+
+    def _prepare(self) -> None:
+        h = self.home
+        spec = h / "share" / "kernels" / "python3"
+        spec.mkdir(parents=True, exist_ok=True)
+        (spec / "kernel.json").write_text(json.dumps({
+            "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": "Python 3 (ipykernel)", "language": "python", "metadata": {"debugger": False},
+        }))
+        # No news/update toasts over the notebook (and no request for them).
+        settings = h / "config" / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
+        settings.mkdir(parents=True, exist_ok=True)
+        (settings / "notification.jupyterlab-settings").write_text(json.dumps(
+            {"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True}))
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable, "-m", "jupyter", "lab", "--allow-root", "--no-browser",
+            "--ip=127.0.0.1", f"--port={self.port}", "--ServerApp.port_retries=0",
+            "--IdentityProvider.token=", "--ServerApp.password=",
+            f"--ServerApp.root_dir={self.root}",
+            "--LabApp.expose_app_in_browser=True",
+            "--KernelSpecManager.ensure_native_kernel=True",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--ServerApp.shutdown_no_activity_timeout=600",  # a lost server ends itself
+            "--MappingKernelManager.cull_idle_timeout=600",
+        ]
+
+    def start(self, timeout: float = 45.0) -> None:
+        self._prepare()
+        log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(self.command(), cwd=self.root, env=self.env(), stdin=subprocess.DEVNULL,
+                                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"jupyter lab exited with {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/api", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"jupyter lab did not answer on {self.url}/api in {timeout} s:\n{self.log_tail()}")
+
+    def get_json(self, path: str):
+        with urllib.request.urlopen(f"{self.url}{path}", timeout=10) as r:
+            return json.load(r)
+
+    def remember(self) -> None:
+        """Note the processes now running under the server (call while kernels are up)."""
+        if self.proc is not None:
+            self.seen.update(descendants(self.proc.pid))
+
+    def log_tail(self, n: int = 4000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-n:]
+        except OSError:
+            return ""
+
+    def stop(self, timeout: float = 15.0) -> dict[int, str]:
+        """SIGTERM (kernels are shut down by the server), then SIGKILL; return the processes left (pid -> cmdline)."""
+        if self.proc is None:
+            return {}
+        self.remember()
+        pid = self.proc.pid
+        if self.proc.poll() is None:
+            os.kill(pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.escalated.append(f"jupyter lab {pid} ignored SIGTERM for {timeout} s")
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.proc.wait(5)
+        # The kernels run in sessions of their own: give them a moment, then kill what is left, one by one.
+        deadline = time.monotonic() + 5
+        while alive(self.seen) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for left, start in alive(self.seen).items():
+            self.escalated.append(f"killed {left}: {cmdline(left)}")
+            try:
+                os.kill(left, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.2)
+        try:  # the server's process group is empty too
+            os.killpg(pid, 0)
+            group_left = True
+        except ProcessLookupError:
+            group_left = False
+        left = {p: cmdline(p) for p in alive(self.seen)}
+        if group_left and not left:
+            left[pid] = f"process group {pid} still has members"
+        return left

@@ -1,0 +1,365 @@
+"""The magics and widgets in-process: an IPython shell, no kernel, clicks by ``button.click()``."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.testing.globalipapp import start_ipython
+from IPython.utils.capture import capture_output
+
+import jupyter_sandbox
+from jupyter_sandbox import notebook
+from jupyter_sandbox.magic import SandboxMagics
+from jupyter_sandbox.widgets import follow
+from jupyter_sandbox.widgets.panel import answer_for, panels
+from jupyter_sandbox.widgets.run_view import views
+from jupyter_sandbox.errors import Interrupt
+
+APPROVE = """
+const found = await actions.fetch({q: 1})
+try {
+  return {sent: (await actions.send({to: "ana", n: found.n})).sent}
+} catch (e) {
+  return {rejected: e.message}
+}
+"""
+
+
+@pytest.fixture(scope="session")
+def testing_shell():
+    start_ipython()  # once per process: IPython's shell for tests (tracebacks on stdout)
+    return InteractiveShell.instance()
+
+
+@pytest.fixture
+def ip(testing_shell, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the default store is .sandbox/runs.sqlite under the cwd
+    shell = testing_shell
+    notebook._reset()
+    jupyter_sandbox.load_ipython_extension(shell)  # what %load_ext calls, with fresh config each test
+    shell.user_ns["calls"] = calls = {"fetch": 0, "send": []}
+
+    @jupyter_sandbox.action
+    def fetch(query):
+        calls["fetch"] += 1
+        return {"n": 3}
+
+    @jupyter_sandbox.action(approval=True)
+    def send(msg):
+        calls["send"].append(msg)
+        return {"sent": msg["to"]}
+
+    yield shell
+    for name in ("out", "value", "edited"):
+        shell.user_ns.pop(name, None)
+    shell.config.pop("SandboxMagics", None)  # %config writes there too
+    for magics in [c for c in shell.configurables if isinstance(c, SandboxMagics)]:
+        shell.configurables.remove(magics)
+    notebook._reset()
+
+
+def cell(ip, line, body=""):
+    """Run ``%%sandbox LINE`` (or a line magic / Python when ``body`` is None); return (result, captured)."""
+    source = f"%%sandbox {line}\n{body}" if body is not None else line
+    with capture_output() as cap:
+        result = ip.run_cell(source)
+    return result, cap
+
+
+def html(cap):
+    return "".join(o.data.get("text/html", "") for o in cap.outputs)
+
+
+def text(cap):
+    return cap.stdout + "".join(o.data.get("text/plain", "") for o in cap.outputs)
+
+
+def sandbox():
+    return notebook.default_sandbox()
+
+
+# -- the cell magic ------------------------------------------------------------------------
+
+
+def test_options_are_documented_and_checked(ip):
+    doc = SandboxMagics.sandbox_cell.__doc__
+    for option in ("--input", "--out", "--name", "--strict", "--actions", "--fuel", "--memory", "--journal-entries",
+                   "--timeout", "--store", "Approve"):
+        assert option in doc
+    for sub in ("runs", "show", "resume", "signal", "check", "fork", "export", "import", "--reject", "--at"):
+        assert sub in SandboxMagics.sandbox_line.__doc__
+    result, cap = cell(ip, "--no-such-option", "return 1")
+    assert not result.success and "unrecognized arguments: --no-such-option" in cap.stdout + cap.stderr
+
+
+def test_input_from_a_variable_and_output_into_one(ip):
+    ip.user_ns["value"] = {"a": [1, 2]}
+    result, cap = cell(ip, "-i value -o out --name io", "return {got: ctx.input, n: ctx.input.a.length}")
+    assert result.success
+    assert ip.user_ns["out"] == {"got": {"a": [1, 2]}, "n": 2}
+    assert "stored in <code>out</code>" in html(cap) and sandbox().runs()[0].name == "io"
+
+
+def test_missing_input_variable_is_a_usage_error(ip):
+    result, cap = cell(ip, "-i nowhere", "return 1")
+    assert "-i nowhere: no variable 'nowhere'" in cap.stdout + cap.stderr
+
+
+def test_dollar_and_braces_are_left_to_javascript(ip):
+    ip.user_ns["x"] = "PYTHON"
+    cell(ip, "-o out", "const x = 2\nreturn `${x}` + '$x' + '{x}'")
+    assert ip.user_ns["out"] == "2$x{x}"
+
+
+def test_strict_mode(ip):
+    result, cap = cell(ip, "--strict", "return Math.random()")
+    assert not result.success and "Math.random" in cap.stdout
+    result, _ = cell(ip, "-o out", "return typeof Math.random()")
+    assert result.success and ip.user_ns["out"] == "number"
+
+
+def test_actions_limits_what_the_script_sees(ip):
+    cell(ip, "--actions fetch -o out", "return Object.keys(actions).sort()")
+    assert ip.user_ns["out"] == ["fetch"]
+    result, cap = cell(ip, "--actions fetch", "return await actions.send({to: 'x'})")
+    assert not result.success
+
+
+def test_actions_registers_plain_functions_from_the_namespace(ip):
+    ip.run_cell("def double(x):\n    return 2 * x")
+    cell(ip, "--actions double,fetch -o out", "return await actions.double(21)")
+    assert ip.user_ns["out"] == 42
+    ip.run_cell("def double(x):\n    return 3 * x")  # the cell was edited and re-run
+    cell(ip, "--actions double -o out", "return await actions.double(21)")
+    assert ip.user_ns["out"] == 63
+    result, cap = cell(ip, "--actions nothing_here", "return 1")
+    assert "'nothing_here' is not a registered action and is not defined" in cap.stdout + cap.stderr
+
+
+def test_limit_options_override_the_configured_defaults(ip):
+    result, cap = cell(ip, "--fuel 0.2", "while (true) {}")
+    assert not result.success and "fuel-exhausted" in cap.stdout
+    result, cap = cell(ip, "--journal-entries 5", "for (let i = 0; i < 20; i++) await actions.fetch(i)")
+    assert "journal-cap" in cap.stdout
+    result, cap = cell(ip, "--memory 0", "return 1")
+    assert "memory_bytes must be a positive integer" in cap.stdout + cap.stderr
+
+
+def test_config_changes_the_defaults(ip, tmp_path):
+    ip.run_line_magic("config", "SandboxMagics.fuel_seconds = 0.2")
+    result, cap = cell(ip, "", "while (true) {}")
+    assert "fuel-exhausted" in cap.stdout
+    ip.run_line_magic("config", "SandboxMagics.strict = True")
+    result, cap = cell(ip, "", "return Date.now()")
+    assert not result.success and "ctx.now()" in cap.stdout
+    ip.run_line_magic("config", "SandboxMagics.store = 'elsewhere.sqlite'")
+    cell(ip, "--name moved", "return 1")
+    assert (tmp_path / "elsewhere.sqlite").exists() and sandbox().runs()[0].name == "moved"
+
+
+def test_errors_render_without_a_python_traceback(ip):
+    result, cap = cell(ip, "", "const a = 1\nnull.boom()")
+    assert isinstance(result.error_in_exec, jupyter_sandbox.ScriptError)
+    assert "workflow.js:2:" in cap.stdout and "   2 | null.boom()" in cap.stdout and "^" in cap.stdout
+    assert "Traceback" not in cap.stdout and "site-packages" not in cap.stdout and ".py" not in cap.stdout
+    result, cap = cell(ip, "", "setTimeout(() => 1, 5)")
+    assert "LintError: workflow.js:1:1: `setTimeout`" in cap.stdout and "Traceback" not in cap.stdout
+
+
+def test_live_view_shows_console_progress_timeline_and_output(ip):
+    result, cap = cell(ip, "-o out", "console.warn('careful')\nctx.progress({done: 1, total: 4, message: 'rows'})\n"
+                                     "await actions.fetch(1)\nreturn 'ok'")
+    view = views()[-1]
+    assert "careful" in view.console.value and view.bar.value == 25.0 and view.bar_label.value == "rows 1/4"
+    timeline = view.context.timelines[view.run_id]
+    assert len(timeline.document["entries"]) == len(sandbox().timeline(view.run_id)["entries"])
+    assert timeline.document["run"]["status"] == "completed"
+    assert "&quot;ok&quot;" in html(cap) and "data-seq" in html(cap)  # the static copy, for saved notebooks
+
+
+# -- the approval panel ---------------------------------------------------------------------
+
+
+def test_approve_resumes_in_the_panel_and_stores_the_output(ip):
+    cell(ip, "-o out", APPROVE)
+    panel = panels()[-1]
+    assert panel.interrupt.approval and '"to": "ana"' in panel.edit_text.value and "send" in panel.title.value
+    panel.approve_button.click()
+    panel.approve_button.click()  # a second click does nothing
+    panel.reject_button.click()
+    assert ip.user_ns["calls"] == {"fetch": 1, "send": [{"to": "ana", "n": 3}]}
+    assert ip.user_ns["out"] == {"sent": "ana"} and all(b.disabled for b in panel.buttons)
+    assert panel.view.outcome.output == {"sent": "ana"}
+
+
+def test_reject_with_a_reason_runs_the_catch_branch(ip):
+    cell(ip, "-o out", APPROVE)
+    panel = panels()[-1]
+    panel.reason_text.value = "too late"
+    panel.reject_button.click()
+    assert ip.user_ns["out"] == {"rejected": "send was rejected: too late"} and ip.user_ns["calls"]["send"] == []
+
+
+def test_edit_sends_the_edited_input_and_refuses_invalid_json(ip):
+    cell(ip, "-o out", APPROVE)
+    panel = panels()[-1]
+    panel.edit_text.value = "{oops"
+    panel.edit_button.click()
+    assert not panel.answered and "not valid JSON" in panel.message.value
+    panel.edit_text.value = '{"to": "bob"}'
+    panel.edit_button.click()
+    assert ip.user_ns["calls"]["send"] == [{"to": "bob"}] and ip.user_ns["out"] == {"sent": "bob"}
+
+
+def test_answers_for_ordinary_and_approval_interrupts():
+    plain = Interrupt("r:0", "r", 0, "ask")
+    approval = Interrupt("r:0", "r", 0, "send", approval=True)
+    assert answer_for(plain, "approve") is True and answer_for(plain, "reject") is False
+    assert answer_for(plain, "edit", [1]) == [1]
+    assert answer_for(plain, "reject", "no") == {"approved": False, "reason": "no"}
+    assert answer_for(approval, "reject") == {"approved": False, "reason": None}
+    assert answer_for(approval, "edit", {"to": "x"}) == {"approved": True, "input": {"to": "x"}}
+
+
+def test_parallel_interrupts_each_answer_their_own(ip):
+    ip.run_cell("""
+import jupyter_sandbox
+from jupyter_sandbox import ActionInterrupt
+@jupyter_sandbox.action
+def ask(question, resume=None):
+    if resume is None:
+        raise ActionInterrupt(data={"html": "<b>" + question + "?</b>", "question": question})
+    return resume.value
+""")
+    cell(ip, "-o out", "return await ctx.parallel([() => actions.ask('a'), () => actions.ask('b')])")
+    first, second = panels()[-2:]
+    assert first.interrupt.id != second.interrupt.id
+    assert "<b>a?</b>" in first.payload.value and "question" in first.payload.value
+    second.edit_text.value = '"B"'
+    second.edit_button.click()
+    assert "out" not in ip.user_ns and not first.answered  # b answered; a still waits, in its own panel
+    assert second.view.panels.children == ()
+    first.approve_button.click()
+    assert ip.user_ns["out"] == [True, "B"]
+
+
+# -- the line magic ---------------------------------------------------------------------------
+
+
+def test_runs_lists_names_and_statuses(ip):
+    cell(ip, "--name one", "return 1")
+    cell(ip, "--name two", APPROVE)
+    _, cap = cell(ip, "%sandbox runs", None)
+    lines = text(cap).splitlines()
+    assert lines[0].split()[:3] == ["id", "name", "status"]
+    assert lines[1].split()[1:3] == ["two", "interrupted"] and lines[2].split()[1:3] == ["one", "completed"]
+    assert "<table" in html(cap)
+    _, cap = cell(ip, "%sandbox runs --status completed", None)
+    assert "two" not in text(cap)
+    _, cap = cell(ip, "%sandbox", None)
+    assert "%sandbox needs a subcommand: runs, show, resume" in cap.stderr
+
+
+def test_show_displays_the_timeline_and_a_panel_per_pending_interrupt(ip):
+    cell(ip, "--name later", APPROVE)
+    old = panels()[-1]
+    _, cap = cell(ip, "%sandbox show later", None)
+    assert "application/vnd.jupyter-sandbox.timeline+json" in cap.outputs[0].data
+    assert 'data-kind="interrupt"' in html(cap)
+    fresh = panels()[-1]
+    assert fresh is not old and old.answered  # the newer panel supersedes the older one
+    fresh.approve_button.click()
+    assert sandbox().runs()[0].status == "completed"
+
+
+def test_resume_answers_or_rejects(ip):
+    cell(ip, "--name a", APPROVE)
+    cell(ip, "--name b", APPROVE)
+    cell(ip, "%sandbox resume a --answer '{\"approved\": true, \"input\": {\"to\": \"zoe\"}}' -o out", None)
+    assert ip.user_ns["out"] == {"sent": "zoe"}
+    cell(ip, "%sandbox resume b --reject 'not now' -o out", None)
+    assert ip.user_ns["out"] == {"rejected": "send was rejected: not now"}
+    result, cap = cell(ip, "%sandbox resume a --answer true", None)
+    assert "is completed and has no pending interrupt to answer" in cap.stderr
+    result, cap = cell(ip, "%sandbox resume a", None)
+    assert "RunStateError: run" in cap.stdout and "is completed" in cap.stdout and "Traceback" not in cap.stdout
+    result, cap = cell(ip, "%sandbox resume nope", None)
+    assert "no run 'nope'" in cap.stdout + cap.stderr
+
+
+def test_resume_with_edited_source_renders_the_mismatch(ip):
+    cell(ip, "--name m", APPROVE)
+    ip.user_ns["edited"] = "await actions.send({to: 'x'})\n" + APPROVE
+    result, cap = cell(ip, "%sandbox resume m --answer true --source edited", None)
+    assert isinstance(result.error_in_exec, jupyter_sandbox.CallLogMismatchError)
+    assert "jsbx-mismatch" in html(cap) and "position 0" in cap.stdout and "Traceback" not in cap.stdout
+
+
+def test_signal_wakes_a_parked_run(ip):
+    result, cap = cell(ip, "--name waiter -o out", "const e = await ctx.waitForEvent({type: 'go'})\nreturn e.value")
+    assert result.success and "parked" in html(cap) + views()[-1].status.value
+    cell(ip, "%sandbox signal waiter {\"type\": \"go\", \"value\": 7}", None)
+    assert ip.user_ns["out"] == 7  # the parked cell's -o, filled when the signal resumed it
+    _, cap = cell(ip, "%sandbox signal waiter {\"type\": \"late\"}", None)
+    assert "event queued" in cap.stdout
+
+
+def test_scheduler_wakes_a_parked_cell_and_fills_its_output(ip):
+    ip.run_line_magic("config", "SandboxMagics.scheduler_interval = 0.1")
+    cell(ip, "-o out", "await ctx.sleep(1100)\nreturn 'woke'")
+    view = views()[-1]
+    assert "parked" in view.status.value
+    deadline = time.monotonic() + 5
+    while ip.user_ns.get("out") != "woke" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ip.user_ns.get("out") == "woke" and "completed" in view.status.value
+
+
+def test_a_cell_follows_its_run_woken_by_another_kernel(ip, tmp_path, monkeypatch):
+    monkeypatch.setattr(follow, "INTERVAL", 0.05)
+    ip.run_line_magic("config", "SandboxMagics.scheduler_interval = 0")  # this kernel's scheduler stays off
+    cell(ip, "-o out", "await ctx.sleep(1100)\nreturn 'woke elsewhere'")
+    view = views()[-1]
+    time.sleep(1.2)
+    with jupyter_sandbox.Sandbox(tmp_path / ".sandbox" / "runs.sqlite") as other:  # a second notebook's kernel
+        assert [run_id for run_id, _ in other.run_due()] == [view.run_id]
+    deadline = time.monotonic() + 3
+    while ip.user_ns.get("out") is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert ip.user_ns.get("out") == "woke elsewhere" and "completed" in view.status.value
+
+
+def test_check_reports_determinism_or_the_divergence(ip):
+    cell(ip, "--name c -o out", "return (await actions.fetch(1)).n")
+    _, cap = cell(ip, "%sandbox check c", None)
+    assert "deterministic" in text(cap) and "✓" in html(cap)
+    ip.user_ns["edited"] = "await actions.fetch(2)\nreturn 1"
+    _, cap = cell(ip, "%sandbox check c --source edited", None)
+    assert "diverged at position 0" in text(cap) and "jsbx-mismatch" in html(cap)
+
+
+def test_fork_tries_another_answer(ip):
+    cell(ip, "--name f -o out", APPROVE)
+    panels()[-1].approve_button.click()
+    seq = next(e["seq"] for e in sandbox().timeline(sandbox().runs()[0].id)["entries"] if e["kind"] == "interrupt")
+    cell(ip, f"%sandbox fork f --at {seq + 1} --answer false --name what-if -o out", None)
+    assert ip.user_ns["out"] == {"rejected": "send was rejected"}
+    assert [r.name for r in sandbox().runs()][:2] == ["what-if", "f"]
+
+
+def test_export_and_import_into_another_store(ip, tmp_path):
+    cell(ip, "--name x", APPROVE)
+    _, cap = cell(ip, f"%sandbox export x {tmp_path / 'x.run'}", None)
+    assert "exported run" in cap.stdout
+    _, cap = cell(ip, f"%sandbox --store other.sqlite import {tmp_path / 'x.run'}", None)
+    assert "imported run" in cap.stdout and "(interrupted)" in cap.stdout
+    cell(ip, "%sandbox --store other.sqlite resume x --answer true -o out", None)
+    assert ip.user_ns["out"] == {"sent": "ana"}
+
+
+def test_module_decorators_use_the_store_beside_the_notebook(ip, tmp_path):
+    assert jupyter_sandbox.default_sandbox() is sandbox()
+    assert sandbox().store.path == str(tmp_path / ".sandbox" / "runs.sqlite")
+    assert {"fetch", "send"} <= set(notebook.sandbox_for("other.sqlite").actions)
