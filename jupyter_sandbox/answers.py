@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .actions import Resume
+from .actions import Resume, to_json
 from .journal import Journal
 
 __all__ = ["Answers", "answer_for"]
@@ -32,6 +32,13 @@ class Answers:
         if position in self.by_position and pending:
             by_id.setdefault(pending[0]["id"], self.by_position[position].value)
         return Answers(by_id=by_id)
+
+    def check(self) -> None:
+        """Every answer must cross as JSON (it is journaled): raise ``InvalidValue`` naming the one that does not."""
+        for key, value in [*self.by_id.items(), ("first", self.first),
+                           *((f"position {p}", r.value) for p, r in self.by_position.items()),
+                           *((f"state at position {p}", r.state) for p, r in self.by_position.items())]:
+            to_json(value, f"the answer for {key}")
 
     def settle_first(self, journal: Journal) -> None:
         """Turn ``first`` into an answer by id, now that the journal is at hand."""

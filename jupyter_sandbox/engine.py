@@ -107,6 +107,7 @@ class Engine:
 
     async def _drive(self, run: RunRow, answers: Answers, observer: Observer, limits: Limits,
                      plan: dict[str, Any] | None, recorded_at: Any, force: bool = False) -> RunResult:
+        answers.check()  # an answer is journaled and handed to an action: JSON, or a clear error now
         result, run, run_ids = await self.run_chain(run, answers, observer, limits, plan, recorded_at, force)
         return self._conclude(run, result, run_ids)
 

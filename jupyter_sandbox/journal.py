@@ -256,6 +256,10 @@ def plan_from_call_log(call_log: Any) -> dict[str, Any]:
             name = entry.get("name")
             if not isinstance(name, str):
                 raise InvalidCallLog(f"call_log[{i}] ({kind}) must have a string 'name'", position=i)
+            try:
+                to_json(name, f"call_log[{i}].name")
+            except TypeError as exc:
+                raise InvalidCallLog(str(exc), position=i) from None
             rec["kin"] = {"op": "call" if kind == "action" else kind, "name": name, "input": entry.get("input")}
         elif kind == "sleep":
             rec["kin"] = {"op": "sleep", "input": entry.get("input")}

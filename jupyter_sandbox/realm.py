@@ -48,6 +48,11 @@ def _prelude_source() -> str:
 _PRELUDE: str | None = None
 
 
+MIN_MEMORY = 4 * 1024 * 1024
+MIN_STACK = 64 * 1024
+MAX_STACK = 16 * 1024 * 1024  # the engine thread has 64 MiB (loop.py)
+
+
 @dataclass(frozen=True)
 class Limits:
     """A run's bounds (seed 001's defaults). Each is configurable.
@@ -63,17 +68,29 @@ class Limits:
     journal_bytes: int = 8 * 1024 * 1024
     action_timeout: float | None = None  # seconds; None waits for ever
     inline_sleep_ms: float = 1000.0  # sleeps shorter than this wait in place instead of parking
-    generations: int = 1000  # continueAsNew successors one eval or resume may start
+    generations: int = 100  # continueAsNew successors one eval or resume may start
 
     def __post_init__(self) -> None:
         for name in ("source_bytes", "memory_bytes", "stack_bytes", "journal_entries", "journal_bytes", "generations"):
             value = getattr(self, name)
-            if not isinstance(value, int) or value <= 0:
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"Limits.{name} must be a positive integer, got {value!r}")
-        if not self.fuel_seconds > 0:
-            raise ValueError(f"Limits.fuel_seconds must be positive, got {self.fuel_seconds!r}")
-        if self.action_timeout is not None and not self.action_timeout > 0:
-            raise ValueError(f"Limits.action_timeout must be positive or None, got {self.action_timeout!r}")
+        # The realm needs room for its prelude, and its stack must stay well inside the
+        # engine thread's (QuickJS's own check must fire before the real stack overflows).
+        if self.memory_bytes < MIN_MEMORY:
+            raise ValueError(f"Limits.memory_bytes must be at least {MIN_MEMORY // 2**20} MiB, got {self.memory_bytes}")
+        if not MIN_STACK <= self.stack_bytes <= MAX_STACK:
+            raise ValueError(f"Limits.stack_bytes must be between {MIN_STACK // 1024} KiB and "
+                             f"{MAX_STACK // 2**20} MiB, got {self.stack_bytes}")
+        for name in ("fuel_seconds", "inline_sleep_ms"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 \
+                    or value == float("inf"):
+                raise ValueError(f"Limits.{name} must be a positive number, got {value!r}")
+        timeout = self.action_timeout
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                    or not timeout > 0):
+            raise ValueError(f"Limits.action_timeout must be positive or None, got {timeout!r}")
 
 
 class Realm:
@@ -138,12 +155,11 @@ class Realm:
         (``for (;;) await null``) waits on nothing the host does, so it is an
         endless loop like any other.
         """
-        job, jobs = self._job, 0
-        started = time.thread_time()
+        job, clock, fuel = self._job, time.thread_time, self.limits.fuel_seconds
+        started = clock()
         try:
             while job():
-                jobs += 1
-                if jobs & 1023 == 0 and time.thread_time() - started > self.limits.fuel_seconds:
+                if clock() - started > fuel:  # every job: each may take almost a whole slice
                     raise LimitExceeded(
                         "fuel-exhausted", f"the script ran for more than {self.limits.fuel_seconds:g} s of CPU "
                         "without waiting on an action, a timer or an event", value=self.limits.fuel_seconds)

@@ -57,6 +57,8 @@ class Sandbox:
         ``timeout`` (seconds) turns a hung call into an ``ActionError``.
         """
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            if not callable(fn):
+                raise TypeError(f"an action must be a callable, got {type(fn).__name__}")
             action_name = name or fn.__name__
             if not action_name.isidentifier():
                 raise ValueError(f"action name {action_name!r} must be a valid identifier")
@@ -97,6 +99,7 @@ class Sandbox:
                     resume: Resume | Iterable[Resume] | None = None, strict: bool = False, *,
                     name: str | None = None, actions: list[str] | None = None, limits: Limits | None = None,
                     observer: Observer | None = None) -> RunResult:
+        _check_arguments(name=name, actions=actions, limits=limits)
         answers = _answers(resume)
         run_id = getattr(call_log, "run_id", None)
         if isinstance(call_log, CallLog) and run_id and self._owns(run_id, call_log):
@@ -167,6 +170,8 @@ class Sandbox:
 
         ``value`` answers the interrupt left open at the fork point, if any: "what if I had said no?"
         """
+        if isinstance(at, bool) or not isinstance(at, int) or at < 0:
+            raise TypeError(f"fork(at=...) takes a journal position (a non-negative int), got {at!r}")
         return self._loop.run(self._engine.fork(run_id, at, value, dict(answers or {}), name=name))
 
     # -- inspecting ---------------------------------------------------------------
@@ -207,6 +212,17 @@ class Sandbox:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _check_arguments(*, name: Any, actions: Any, limits: Any) -> None:
+    """Arguments checked where they enter, with the one at fault named."""
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a string, got {type(name).__name__}")
+    if actions is not None and (not isinstance(actions, (list, tuple, set, frozenset))
+                                or not all(isinstance(a, str) for a in actions)):
+        raise TypeError(f"actions must be a list of action names, got {actions!r:.80}")
+    if limits is not None and not isinstance(limits, Limits):
+        raise TypeError(f"limits must be a jupyter_sandbox.Limits, got {type(limits).__name__}")
 
 
 def _answers(resume: Resume | Iterable[Resume] | None) -> Answers:

@@ -317,8 +317,8 @@ class Store:
             self._update(db, run_id, {"status": "running", "owner": OWNER, "attempt": attempt, "wake_at": None})
             db.execute("INSERT OR REPLACE INTO run_attempts (run_id, n, source_hash, started, first_seq) "
                        "VALUES (?, ?, ?, ?, ?)", (run_id, attempt, source_hash, time.time(), first_seq))
-            _ACTIVE.add(run_id)
-            return attempt
+        _ACTIVE.add(run_id)  # only once the claim committed: a failed claim leaves nothing held
+        return attempt
 
     def release(self, run_id: str) -> None:
         _ACTIVE.discard(run_id)
