@@ -280,7 +280,7 @@ class Engine:
         run = self.store.get_run(run_id)
         journal = self.store.journal(run_id)
         pending = []
-        if run.status == "interrupted":
+        if run.status not in ("completed", "continued"):  # a failed resume (a mismatch) leaves its interrupt open
             pending = [{"id": e.body["id"], "run_id": run_id, "position": e.slot, "name": e.body.get("name"),
                         "data": e.body.get("data"), "approval": bool(e.body.get("approval")),
                         "interrupts": e.body.get("interrupts")} for e in journal.pending_interrupts()]
