@@ -1,0 +1,43 @@
+"""The benchmark runs (``bench/bench.py --quick``) and prints every row. No timing is asserted."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+CASES = [
+    "floor: SQLite WAL insert+commit, 1 entry",
+    "floor: SQLite read + CBOR decode, 2 entries",
+    "floor: quickjs promise round trip via Python",
+    "floor: quickjs await served in-realm",
+    "live, file store, async def noop",
+    "live, file store, def noop (thread pool)",
+    "live, :memory: store, async def noop",
+    "resume, file store",
+    "resume, :memory: store",
+    "fixed: live run with N = 0",
+    "fixed: resume with N = 0",
+]
+HEADER = ("| case | N | median total ms | µs per action (or entry) | floor µs | ratio to floor | target µs "
+          "| meets target |")
+
+
+@pytest.mark.slow
+def test_quick_benchmark_runs_and_prints_every_case(tmp_path):
+    out = tmp_path / "latest.md"
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "bench.py"), "--quick", "--out", str(out)],
+                          cwd=REPO, capture_output=True, text=True, encoding="utf-8", timeout=240)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    lines = proc.stdout.splitlines()
+    assert HEADER in lines
+    rows = [line for line in lines if line.startswith("| ")]
+    for case in CASES:
+        assert any(row.startswith(f"| {case} |") for row in rows), f"no row for {case!r}"
+    for n in ("100", "1,000"):
+        assert any(row.startswith(f"| resume, file store | {n} |") for row in rows)
+    assert out.read_text(encoding="utf-8").strip() == proc.stdout.strip()
