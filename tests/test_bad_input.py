@@ -329,7 +329,7 @@ def test_an_endless_continue_as_new_chain_with_a_big_state_stops_quickly(hangs):
     assert hangs["continue-forever-big-state"] == "LimitExceeded"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (engine limit): quickjs-ng's Array.prototype.join/reverse/sort/flat "
+@pytest.mark.xfail(strict=True, reason="LIMIT (quickjs-ng, documented in README): quickjs-ng's Array.prototype.join/reverse/sort/flat "
                    "and String(array) loop natively without polling the interrupt handler; on a sparse array "
                    "of length 2**32-1 one call runs for minutes past the fuel slice")
 def test_native_builtins_respect_the_fuel_slice():
@@ -498,7 +498,7 @@ def test_hung_actions_do_not_starve_later_ones():
         release.set()
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (documented limit?): an async action that blocks (time.sleep) blocks "
+@pytest.mark.xfail(strict=True, reason="LIMIT (asyncio, documented in README): an async action that blocks (time.sleep) blocks "
                    "the engine loop, so its timeout cannot fire and every Sandbox in the process stalls")
 def test_a_blocking_async_action_still_times_out():
     sb = Sandbox()
