@@ -207,8 +207,8 @@ class Runner(Requests):
         left, no timer or event, no other call), is awaited in place: the same
         result, without a task and two turns of the event loop per action.
         """
-        starting, self.starting = self.starting, []
         self._flush()  # each entry commits as it happens: a call in flight is in the journal
+        starting, self.starting = self.starting, []  # (after the flush: if it fails, _abandon closes them)
         if len(starting) == 1 and not self.inflight and not self.waits and not self.replaying \
                 and not self.interrupts and self.continue_state is _MISSING and self.outcome is None:
             slot, work = starting[0]

@@ -118,7 +118,7 @@ def _category_params():
         yield pytest.param(category, id=category, marks=marks)
 
 
-@pytest.mark.parametrize("category", _category_params())
+@pytest.mark.parametrize("category", list(_category_params()))
 def test_generated_cases_end_cleanly(generated, category):
     reports = generated.get(category, [])
     failures = _failures(reports)
@@ -212,7 +212,7 @@ def _bomb_params():
         yield pytest.param(source)
 
 
-@pytest.mark.parametrize("source", _bomb_params())
+@pytest.mark.parametrize("source", list(_bomb_params()))
 def test_memory_bombs_are_limit_errors(fast, source):
     try:
         fast.eval(source)  # a few allocate lazily (a sparse Array(2**31)) and simply finish
@@ -783,7 +783,7 @@ def _argument_params():
         yield pytest.param(call, marks=marks, id=call)
 
 
-@pytest.mark.parametrize("call", _argument_params())
+@pytest.mark.parametrize("call", list(_argument_params()))
 def test_wrong_argument_types_are_named(tmp_path, call):
     sb = Sandbox()
     run_id = sb.eval("return 1").run_id

@@ -680,7 +680,7 @@ def test_there_are_at_least_thirty_probes_and_each_says_what_it_tries():
     assert all(p.tries for p in PROBES)
 
 
-@pytest.mark.parametrize("probe", _params())
+@pytest.mark.parametrize("probe", list(_params()))
 def test_escape_probe_finds_nothing(probe: Probe):
     found = run_probe(probe.script, body=probe.body)
     probe.check(found)
