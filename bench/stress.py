@@ -29,7 +29,7 @@ Sections:
   action, and the run just made (and the run list) must still read back.
 * **faults** — SIGKILL at random moments during runs and during resumes
   (0 corrupted stores, 0 journaled actions executed twice), a real full disk
-  (a 2 MiB tmpfs mostly taken by a filler file, when ``mount`` works; the run
+  (an 8 MiB tmpfs mostly taken by a filler file, when ``mount`` works; the run
   is resumed after the filler is deleted) and a read-only remount.
 * **concurrency** — threads calling ``eval`` at once on one Sandbox, processes
   sharing one store, double approvals (threads and processes), concurrent
@@ -1095,12 +1095,12 @@ def run_disk_faults(log: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     effects = Path(tempfile.mkdtemp()) / "effects.txt"
     effects.touch()
-    with tmpfs("2m") as where:
+    with tmpfs("8m") as where:  # room for SQLite's WAL (up to ~4 MB before its 1000-page checkpoint)
         if where is None:
             out["disk-full"] = "skipped (mount not permitted)"
         else:
             filler = where / "filler"
-            filler.write_bytes(b"\0" * 1_700_000)
+            filler.write_bytes(b"\0" * 7_700_000)
             store = where / "runs.sqlite"
             sb = Sandbox(store)
             _recorder(sb, effects)
