@@ -239,9 +239,9 @@ def plan_from_call_log(call_log: Any) -> dict[str, Any]:
         order = entry.get("order", i)
         if not isinstance(order, (int, float)) or isinstance(order, bool) or not math.isfinite(order):
             raise InvalidCallLog(f"call_log[{i}] has a non-numeric 'order'", position=i)
-        for field in ("input", "response", "error"):
+        for key in ("input", "response", "error"):
             try:
-                to_json(entry.get(field), f"call_log[{i}].{field}")
+                to_json(entry.get(key), f"call_log[{i}].{key}")
             except TypeError as exc:
                 raise InvalidCallLog(str(exc), position=i) from None
         if kind in SYNC_KINDS:

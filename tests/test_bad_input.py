@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import importlib.util
 import json
 import math
 import subprocess
@@ -37,10 +36,7 @@ from jupyter_sandbox import (ActionError, ActionInterrupt, InvalidCallLog, Limit
                              SandboxError, SandboxInterrupt, ScriptError)
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("jsbx_stress", ROOT / "bench" / "stress.py")
-stress = importlib.util.module_from_spec(_spec)
-sys.modules["jsbx_stress"] = stress
-_spec.loader.exec_module(stress)
+from stress_module import stress  # noqa: E402  (bench/stress.py, loaded once)
 
 SEED = 8
 CASES = 360

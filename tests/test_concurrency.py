@@ -8,7 +8,6 @@ x 40 runs, 100 double approvals (threads and processes) and 50 racing signals.
 from __future__ import annotations
 
 import collections
-import importlib.util
 import json
 import subprocess
 import sys
@@ -22,13 +21,7 @@ import pytest
 from jupyter_sandbox import RunBusyError, RunParked, RunStateError, Sandbox, SandboxError, SandboxInterrupt
 
 ROOT = Path(__file__).resolve().parent.parent
-if "jsbx_stress" in sys.modules:
-    stress = sys.modules["jsbx_stress"]
-else:
-    _spec = importlib.util.spec_from_file_location("jsbx_stress", ROOT / "bench" / "stress.py")
-    stress = importlib.util.module_from_spec(_spec)
-    sys.modules["jsbx_stress"] = stress
-    _spec.loader.exec_module(stress)
+from stress_module import stress  # noqa: E402  (bench/stress.py, loaded once)
 
 SOURCE = stress.CONC_SOURCE  # 5 sequential calls and 3 in Promise.all; returns 13
 

@@ -231,6 +231,7 @@ def test_a_wait_times_out_to_null(clock):
     sb = Sandbox(clock=clock)
     with pytest.raises(RunParked) as info:
         sb.eval(WAIT.replace("TIMEOUT", "60000"))
+    assert info.value.due == pytest.approx(clock.now() + 60_000, abs=5)
     clock.advance(60_000)
     [(_, result)] = sb.run_due()
     assert result.output is None

@@ -13,24 +13,15 @@ file permissions do not stop SQLite).
 from __future__ import annotations
 
 import collections
-import importlib.util
 import random
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
 
 from jupyter_sandbox import RunBusyError, Sandbox, SandboxError, SandboxInterrupt, StoreError
 
-ROOT = Path(__file__).resolve().parent.parent
-if "jsbx_stress" in sys.modules:
-    stress = sys.modules["jsbx_stress"]
-else:
-    _spec = importlib.util.spec_from_file_location("jsbx_stress", ROOT / "bench" / "stress.py")
-    stress = importlib.util.module_from_spec(_spec)
-    sys.modules["jsbx_stress"] = stress
-    _spec.loader.exec_module(stress)
+from stress_module import stress  # noqa: E402  (bench/stress.py, loaded once)
 
 BULKY = "for (let i = 0; i < 300; i++) await actions.bulky(i); return 'done'"
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from jupyter_sandbox import ActionInterrupt, Observer, Sandbox, SandboxInterrupt
+from jupyter_sandbox import ActionInterrupt, Observer, SandboxInterrupt
 
 
 @pytest.fixture
