@@ -166,9 +166,7 @@ class Realm:
                 if jobs == 2:
                     started = now
                 elif now - started > fuel:  # every job after that: each may take almost a whole slice
-                    raise LimitExceeded(
-                        "fuel-exhausted", f"the script ran for more than {self.limits.fuel_seconds:g} s of CPU "
-                        "without waiting on an action, a timer or an event", value=self.limits.fuel_seconds)
+                    raise self._fuel_exhausted()
         except quickjs.JSException as exc:
             raise self._limit_from(exc) from None
 
@@ -219,16 +217,11 @@ class Realm:
     def _limit_from(self, exc: Exception) -> Exception:
         text = str(exc)
         if "interrupted" in text:
-            return LimitExceeded(
-                "fuel-exhausted",
-                f"the script ran for more than {self.limits.fuel_seconds:g} s of CPU without awaiting",
-                value=self.limits.fuel_seconds, line=self._line_in(text), source=self.source)
+            return self._fuel_exhausted(self._line_in(text))
         if "out of memory" in text:
-            return LimitExceeded("memory", f"the script used more than {self.limits.memory_bytes // 2**20} MiB",
-                                 value=self.limits.memory_bytes)
+            return self._memory_exceeded()
         if "stack" in text.lower() and "exceeded" in text.lower():
-            return LimitExceeded("stack", f"the script's call stack went past {self.limits.stack_bytes // 1024} KiB",
-                                 value=self.limits.stack_bytes, line=self._line_in(text), source=self.source)
+            return self._stack_exceeded(self._line_in(text))
         return ScriptError("InternalError", text.splitlines()[0] if text else "the realm failed", source=self.source)
 
     def near_memory_limit(self) -> bool:
@@ -246,25 +239,35 @@ class Realm:
         uninitialized = name == "Error" and message == "uncaught [uninitialized]"
         odd = name == "InternalError" or (name == "Error" and message.startswith("uncaught "))
         if uninitialized or (odd and self.near_memory_limit()):
-            return LimitExceeded("memory", f"the script used more than {self.limits.memory_bytes // 2**20} MiB",
-                                 value=self.limits.memory_bytes, run_id=run_id)
+            return self._memory_exceeded(run_id)
         if name == "Error" and message == "uncaught null":
             message = (f"uncaught null: the script threw null, or ran out of memory (the realm's limit is "
                        f"{self.limits.memory_bytes // 2**20} MiB) so badly that no error could be made")
         stack, line, column = rewrite_stack(error.get("stack", ""))
         if name == "RangeError" and "call stack" in message:
-            return LimitExceeded("stack", f"the script's call stack went past {self.limits.stack_bytes // 1024} KiB "
-                                 f"({message})", value=self.limits.stack_bytes, line=line, source=self.source,
-                                 run_id=run_id)
+            return self._stack_exceeded(line, f" ({message})", run_id)
         if name == "InternalError" and "out of memory" in message:
-            return LimitExceeded("memory", f"the script used more than {self.limits.memory_bytes // 2**20} MiB",
-                                 value=self.limits.memory_bytes, run_id=run_id)
+            return self._memory_exceeded(run_id)
         if name == "ActionError":
             from .errors import ActionError
 
             return ActionError(error.get("action", "?"), message, line=line, column=column, stack=stack,
                                source=self.source, run_id=run_id)
         return ScriptError(name, message, line=line, column=column, stack=stack, source=self.source, run_id=run_id)
+
+    def _fuel_exhausted(self, line: int | None = None) -> LimitExceeded:
+        return LimitExceeded("fuel-exhausted", f"the script ran for more than {self.limits.fuel_seconds:g} s of CPU "
+                             "without waiting on an action, a timer or an event", value=self.limits.fuel_seconds,
+                             line=line, source=self.source)
+
+    def _memory_exceeded(self, run_id: str | None = None) -> LimitExceeded:
+        return LimitExceeded("memory", f"the script used more than {self.limits.memory_bytes // 2**20} MiB",
+                             value=self.limits.memory_bytes, run_id=run_id)
+
+    def _stack_exceeded(self, line: int | None, detail: str = "", run_id: str | None = None) -> LimitExceeded:
+        return LimitExceeded("stack", f"the script's call stack went past {self.limits.stack_bytes // 1024} KiB"
+                             f"{detail}", value=self.limits.stack_bytes, line=line, source=self.source,
+                             run_id=run_id)
 
     def _line_in(self, text: str) -> int | None:
         return rewrite_stack(text)[1]
