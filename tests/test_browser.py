@@ -86,6 +86,7 @@ def token_class(tokens, word):
 
 
 def test_approve_in_jupyterlab(tmp_path):
+    """The whole flow in JupyterLab 4, and the highlighting in Notebook 7 on the same server."""
     from playwright.sync_api import expect, sync_playwright
 
     started = time.monotonic()
@@ -187,6 +188,20 @@ def test_approve_in_jupyterlab(tmp_path):
         page.screenshot(path=str(shot))
         print(f"\nscreenshot: {shot}  ({n_replayed} replayed, {n_live} live entries; "
               f"{time.monotonic() - started:.1f} s before shutdown)")
+
+        # 6. Notebook 7, served by the same server, highlights the same notebook the same way.
+        nb7 = browser.new_page(viewport={"width": 1280, "height": 1600})
+        nb7.goto(f"{lab.url}/notebooks/e2e.ipynb")
+        nb7_cells = nb7.locator(".jp-Notebook .jp-Cell")
+        expect(nb7_cells).to_have_count(4)
+        nb7_cells.nth(SANDBOX_CELL).locator(".cm-line span", has_text=re.compile(r"^const$")).first.wait_for(
+            state="attached", timeout=15_000)
+        nb7_py, nb7_js = nb7_cells.nth(SETUP_CELL).evaluate(TOKENS), nb7_cells.nth(SANDBOX_CELL).evaluate(TOKENS)
+        nb7_keyword = token_class(nb7_py, "def")
+        assert nb7_keyword, f"`def` is not highlighted in Notebook 7's Python cell: {nb7_py}"
+        assert token_class(nb7_js, "const") == nb7_keyword, f"Notebook 7: `const` is no keyword: {nb7_js}"
+        lab.remember()
+        nb7.close()
     except BaseException as exc:
         if page is not None:
             try:
