@@ -194,8 +194,9 @@ def test_approve_in_jupyterlab(tmp_path):
         nb7.goto(f"{lab.url}/notebooks/e2e.ipynb")
         nb7_cells = nb7.locator(".jp-Notebook .jp-Cell")
         expect(nb7_cells).to_have_count(4)
-        nb7_cells.nth(SANDBOX_CELL).locator(".cm-line span", has_text=re.compile(r"^const$")).first.wait_for(
-            state="attached", timeout=15_000)
+        for cell, word in ((SANDBOX_CELL, "const"), (SETUP_CELL, "def")):  # each editor highlights as it renders
+            nb7_cells.nth(cell).locator(".cm-line span", has_text=re.compile(rf"^{word}$")).first.wait_for(
+                state="attached", timeout=15_000)
         nb7_py, nb7_js = nb7_cells.nth(SETUP_CELL).evaluate(TOKENS), nb7_cells.nth(SANDBOX_CELL).evaluate(TOKENS)
         nb7_keyword = token_class(nb7_py, "def")
         assert nb7_keyword, f"`def` is not highlighted in Notebook 7's Python cell: {nb7_py}"
