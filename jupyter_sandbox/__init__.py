@@ -14,15 +14,15 @@ In a notebook: ``%load_ext jupyter_sandbox`` then a ``%%sandbox`` cell.
 """
 
 from .actions import ActionInterrupt, Resume
-from .clock import ManualClock, SystemClock
+from .engine.clock import ManualClock, SystemClock
 from .errors import (ActionError, CallLogMismatchError, Interrupt, InvalidCallLog, InvalidValue, LimitExceeded,
                      LintError,
                      RunBusyError, RunNotFound, RunParked, RunPaused, RunStateError, SandboxError,
                      SandboxInterrupt, ScriptError, StoreError)
-from .journal import CallLog
-from .realm import Limits
+from .engine.journal import CallLog
+from .engine.realm import Limits
 from .results import CheckReport, RunInfo, RunResult
-from .runner import Observer
+from .engine.runner import Observer
 from .sandbox import Sandbox
 
 __version__ = "0.1.0"
@@ -61,7 +61,7 @@ __all__ = [
 
 def load_ipython_extension(ipython):  # pragma: no cover - exercised through a kernel
     """``%load_ext jupyter_sandbox``: register the %%sandbox magics."""
-    from .magic import load_ipython_extension as load
+    from .notebook.magics import load_ipython_extension as load
 
     load(ipython)
 

@@ -13,18 +13,19 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Iterable
 
-from . import portable
+from .stores import portable
 from .actions import Action, Resume
-from .clock import Clock, SystemClock
-from .engine import Engine
+from .engine.clock import Clock, SystemClock
+from .engine.runs import Engine
 from .errors import RunNotFound, RunStateError
-from .journal import CallLog
-from .loop import engine_loop
-from .realm import Limits
+from .engine.journal import CallLog
+from .engine.loop import engine_loop
+from .engine.realm import Limits
 from .results import CheckReport, RunInfo, RunResult
-from .answers import Answers
-from .runner import Observer
-from .store import Store
+from .engine.answers import Answers
+from .engine.runner import Observer
+from .stores import Store, open_store
+from .stores.sqlite import SQLiteStore
 
 __all__ = ["Sandbox"]
 
@@ -40,9 +41,10 @@ class Sandbox:
 
     def __init__(self, store: str | os.PathLike[str] | Store = ":memory:", *, limits: Limits | None = None,
                  clock: Clock | None = None, on_progress: Callable[[str, Any], None] | None = None):
-        self.store = store if isinstance(store, Store) else Store(store)
+        self.store: Store = open_store(store)
         self.limits = limits or Limits()
-        self._engine = Engine(self.store, self.limits, clock or SystemClock(), on_progress)
+        self._engine = Engine(self.store, self.limits, clock or SystemClock(), on_progress,
+                              scratch=lambda: SQLiteStore(":memory:"))
         self._loop = engine_loop()
         self._scheduler: Any = None
 
@@ -150,7 +152,7 @@ class Sandbox:
 
     def start_scheduler(self, interval: float = 1.0, on_result: Callable[[str, Any], None] | None = None) -> None:
         """Wake due runs every ``interval`` seconds in the background (also runs overdue ones now)."""
-        from .scheduler import Scheduler
+        from .engine.scheduler import Scheduler
 
         if self._scheduler is None:
             self._scheduler = Scheduler(self._engine, self._loop, interval, on_result)

@@ -83,7 +83,7 @@ def setup(name: str, *extra: str) -> nbformat.NotebookNode:
 # timestamps, so its output is the same on every run of the notebook.
 JOURNAL = '''
     import json
-    from jupyter_sandbox.commands import resolve_run
+    from jupyter_sandbox.notebook.commands import resolve_run
 
     sb = jupyter_sandbox.default_sandbox()  # the Sandbox behind %%sandbox, on this notebook's store
 
@@ -235,7 +235,7 @@ def quickstart() -> list[nbformat.NotebookNode]:
         `resolve_run` turns a run's `--name` into its id.
         '''),
         code('''
-        from jupyter_sandbox.commands import resolve_run
+        from jupyter_sandbox.notebook.commands import resolve_run
 
         sb = jupyter_sandbox.default_sandbox()
         doc = sb.timeline(resolve_run(sb, "hello"))
@@ -445,7 +445,7 @@ def approvals() -> list[nbformat.NotebookNode]:
         The resumed run appears inside the panel, and it soon pauses again: at Bob's email.
         '''),
         code('''
-        from jupyter_sandbox.widgets.panel import panels
+        from jupyter_sandbox.notebook.widgets.panel import panels
 
         panels()[-1].approve_button.click()
         '''),
@@ -893,7 +893,7 @@ def workflows() -> list[nbformat.NotebookNode]:
         code('''
         import asyncio
         from jupyter_sandbox import ActionInterrupt
-        from jupyter_sandbox.commands import resolve_run
+        from jupyter_sandbox.notebook.commands import resolve_run
 
         sb = jupyter_sandbox.default_sandbox()
         TABLES = {"orders": [12, 30, 8], "refunds": [5]}
@@ -1264,7 +1264,7 @@ def durability() -> list[nbformat.NotebookNode]:
         %sandbox --store .sandbox/05-elsewhere.sqlite resume hotfix --answer true -o hotfix_out
         '''),
         code('''
-        from jupyter_sandbox.notebook import sandbox_for
+        from jupyter_sandbox.notebook.defaults import sandbox_for
 
         print(hotfix_out)
         here, elsewhere = jupyter_sandbox.default_sandbox(), sandbox_for(".sandbox/05-elsewhere.sqlite")

@@ -93,7 +93,7 @@ def test_sigkill_at_random_moments_loses_nothing_and_repeats_at_most_the_call_in
 
 def test_a_killed_runs_lease_is_taken_over_only_when_its_process_is_gone(tmp_path):
     from jupyter_sandbox import RunBusyError
-    from jupyter_sandbox.store import OWNER
+    from jupyter_sandbox.stores.base import OWNER
 
     sb = Sandbox(tmp_path / "runs.sqlite")
     sb.action(lambda x: x, name="effect")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import quickjs
 
-JS_DIR = Path(__file__).resolve().parent.parent / "jupyter_sandbox" / "js"
+JS_DIR = Path(__file__).resolve().parent.parent / "jupyter_sandbox" / "engine" / "js"
 FRAGMENTS = (JS_DIR / "date.js").read_text() + "\n" + (JS_DIR / "textcodec.js").read_text()
 
 NOW = 1700000000123  # 2023-11-14T22:13:20.123Z, a Tuesday

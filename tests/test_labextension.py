@@ -42,7 +42,7 @@ def test_committed_bundle_was_built_from_the_current_sources():
 
 def test_sources_hash_covers_the_shared_timeline_renderer():
     names = {p.relative_to(ROOT).as_posix() for p in _sources_hash_module().source_files()}
-    assert {"jupyter_sandbox/widgets/static/timeline.js", "jupyter_sandbox/widgets/static/timeline.css",
+    assert {"jupyter_sandbox/notebook/widgets/static/timeline.js", "jupyter_sandbox/notebook/widgets/static/timeline.css",
             "labextension/package.json", "labextension/src/index.js", "labextension/src/mime.js"} <= names
 
 

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from jupyter_sandbox.errors import LintError
-from jupyter_sandbox.lint import lint
+from jupyter_sandbox.engine.lint import lint
 
 
 def problems(source: str) -> list[tuple[int, int, str]]:

@@ -10,11 +10,11 @@ from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 import jupyter_sandbox
-from jupyter_sandbox import notebook
-from jupyter_sandbox.magic import SandboxMagics
-from jupyter_sandbox.widgets import follow
-from jupyter_sandbox.widgets.panel import answer_for, panels
-from jupyter_sandbox.widgets.run_view import views
+from jupyter_sandbox.notebook import defaults as notebook
+from jupyter_sandbox.notebook.magics import SandboxMagics
+from jupyter_sandbox.notebook.widgets import follow
+from jupyter_sandbox.notebook.widgets.panel import answer_for, panels
+from jupyter_sandbox.notebook.widgets.run_view import views
 from jupyter_sandbox.errors import Interrupt
 
 APPROVE = """

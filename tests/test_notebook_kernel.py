@@ -25,7 +25,7 @@ SETUP = """
 %load_ext jupyter_sandbox
 import jupyter_sandbox, asyncio
 from jupyter_sandbox import default_sandbox
-from jupyter_sandbox.widgets.panel import panels
+from jupyter_sandbox.notebook.widgets.panel import panels
 calls = {"fetch": 0, "send": []}
 
 @jupyter_sandbox.action
@@ -109,7 +109,7 @@ print("entries", len(doc["entries"]))
 """,
         "%sandbox show approve",
         "%sandbox check approve",
-        "from jupyter_sandbox.commands import resolve_run\n"
+        "from jupyter_sandbox.notebook.commands import resolve_run\n"
         "sb = default_sandbox()\n"
         "edited = \"await actions.send({to: 'x'})\\n\" + sb.run(resolve_run(sb, 'approve')).source",
         "%sandbox check approve --source edited",

@@ -14,7 +14,7 @@ import pytest
 
 from jupyter_sandbox import (ActionInterrupt, ManualClock, RunBusyError, RunNotFound, RunParked, RunStateError,
                              Sandbox, SandboxInterrupt, StoreError)
-from jupyter_sandbox.store import SCHEMA_VERSION
+from jupyter_sandbox.stores.base import SCHEMA_VERSION
 
 PROGRAM = textwrap.dedent("""
     import json, os, sys, time

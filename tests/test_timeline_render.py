@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_sandbox.widgets.timeline import TIMELINE_MIME, Timeline, timeline_bundle
-from jupyter_sandbox.widgets.timeline_html import render_html, render_mismatch_html
+from jupyter_sandbox.notebook.widgets.timeline import TIMELINE_MIME, Timeline, timeline_bundle
+from jupyter_sandbox.notebook.widgets.timeline_html import render_html, render_mismatch_html
 
 HERE = Path(__file__).parent
 DOC = json.loads((HERE / "fixtures" / "timeline_doc.json").read_text())
-TIMELINE_JS = HERE.parent / "jupyter_sandbox" / "widgets" / "static" / "timeline.js"
+TIMELINE_JS = HERE.parent / "jupyter_sandbox" / "notebook" / "widgets" / "static" / "timeline.js"
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@
  * package, so the two views cannot drift apart.
  */
 import { Widget } from '@lumino/widgets';
-import { TIMELINE_MIME, renderTimeline } from '../../jupyter_sandbox/widgets/static/timeline.js';
+import { TIMELINE_MIME, renderTimeline } from '../../jupyter_sandbox/notebook/widgets/static/timeline.js';
 
 /** A Lumino widget implementing IRenderMime.IRenderer. */
 class TimelineRenderer extends Widget {

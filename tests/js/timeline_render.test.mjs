@@ -1,4 +1,4 @@
-// Unit tests of jupyter_sandbox/widgets/static/timeline.js (node --test; run by
+// Unit tests of jupyter_sandbox/notebook/widgets/static/timeline.js (node --test; run by
 // tests/test_timeline_render.py). The DOM is a small fake: enough to check
 // which parts renderTimeline rebuilds, without a browser.
 import assert from 'node:assert/strict';
@@ -13,7 +13,7 @@ import widget, {
   timelineHtml,
   timelineParts,
   viewState
-} from '../../jupyter_sandbox/widgets/static/timeline.js';
+} from '../../jupyter_sandbox/notebook/widgets/static/timeline.js';
 
 const DOC = JSON.parse(fs.readFileSync(new URL('../fixtures/timeline_doc.json', import.meta.url), 'utf8'));
 const copy = () => structuredClone(DOC);

@@ -38,7 +38,7 @@ from typing import Any
 import ipywidgets as w
 from IPython.display import display
 
-from ..errors import Interrupt
+from ...errors import Interrupt
 from ._timeline_markup import Html, h, to_json
 from .run_view import RunContext, RunView
 

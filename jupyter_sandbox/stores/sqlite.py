@@ -7,26 +7,24 @@ mapped to ``StoreError`` at this module's edge.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import socket
 import sqlite3
 import threading
 import time
-import uuid
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import cbor2
 
-from .errors import RunBusyError, RunNotFound, RunStateError, StoreError
-from .journal import Entry, Journal, decode
+from ..errors import RunBusyError, RunNotFound, RunStateError, StoreError
+from .base import OWNER, SCHEMA_VERSION, RunRow
+from .rows import Entry, decode
 
-__all__ = ["Store", "RunRow", "SCHEMA_VERSION", "source_hash"]
+__all__ = ["SQLiteStore"]
 
-SCHEMA_VERSION = 1
+_ACTIVE: set[str] = set()  # runs this process is running right now
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -81,49 +79,6 @@ CREATE INDEX IF NOT EXISTS signals_pending ON signals (run_id, delivered_seq);
 """
 
 # A process's identity for the "running" lease: host, pid and a token that
-# tells this process apart from an earlier one that had the same pid.
-_TOKEN = uuid.uuid4().hex[:8]
-OWNER = f"{socket.gethostname()}:{os.getpid()}:{_TOKEN}"
-_ACTIVE: set[str] = set()  # runs this process is running right now
-
-
-def source_hash(source: str) -> str:
-    return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
-
-
-def new_run_id() -> str:
-    return "r-" + uuid.uuid4().hex[:16]
-
-
-@dataclass
-class RunRow:
-    """A run as stored. ``input``/``output``/``error``/``options`` are plain Python values."""
-
-    id: str
-    kind: str
-    status: str
-    source: str | None = None
-    name: str | None = None
-    source_hash: str | None = None
-    input: Any = None
-    output: Any = None
-    error: Any = None
-    parent: str | None = None
-    predecessor: str | None = None
-    successor: str | None = None
-    created: float = 0.0
-    updated: float = 0.0
-    attempt: int = 0
-    owner: str | None = None
-    wake_at: float | None = None
-    options: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("id", "name", "kind", "status", "source_hash", "input", "output",
-                                              "error", "parent", "predecessor", "successor", "created", "updated",
-                                              "attempt", "wake_at")}
-
-
 _BLOBS = ("input", "output", "error", "options")
 _COLUMNS = ("id", "name", "kind", "status", "source", "source_hash", "input", "output", "error", "parent",
             "predecessor", "successor", "created", "updated", "attempt", "owner", "wake_at", "options")
@@ -171,8 +126,8 @@ def _owner_alive(owner: str | None) -> bool:
     return True
 
 
-class Store:
-    """Runs and journals in SQLite (WAL). ``path`` may be ``":memory:"``."""
+class SQLiteStore:
+    """Runs and journals in SQLite (WAL): the ``Store`` contract (base.py). ``path`` may be ``":memory:"``."""
 
     def __init__(self, path: str | os.PathLike[str] = ":memory:"):
         self.path = str(path)
@@ -345,9 +300,9 @@ class Store:
 
     # -- the journal ---------------------------------------------------------------
 
-    def journal(self, run_id: str) -> Journal:
+    def entries(self, run_id: str) -> list[Entry]:
         rows = self._read("SELECT seq, body FROM run_journal WHERE run_id = ? ORDER BY seq", (run_id,))
-        return Journal([decode(seq, body) for seq, body in rows])
+        return [decode(run_id, seq, body) for seq, body in rows]
 
     def journal_bytes(self, run_id: str) -> int:
         return self._read("SELECT COALESCE(SUM(LENGTH(body)), 0) FROM run_journal WHERE run_id = ?", (run_id,))[0][0]

@@ -18,9 +18,9 @@ from traitlets import Bool, Float, Int, Unicode, observe
 from traitlets.config import Configurable
 
 from . import commands
-from .notebook import DEFAULT_STORE, from_namespace, sandbox_for, set_default_store
-from .realm import Limits
-from .sandbox import Sandbox
+from .defaults import DEFAULT_STORE, from_namespace, sandbox_for, set_default_store
+from ..engine.realm import Limits
+from ..sandbox import Sandbox
 from .widgets.follow import on_woken
 
 __all__ = ["SandboxMagics", "load_ipython_extension"]

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from html import escape
 from typing import Any
 
-from ..errors import excerpt
+from ...errors import excerpt
 
 _HINT = "Branch only on input, action results, ctx.now() and the recorded Date/Math.random."
 

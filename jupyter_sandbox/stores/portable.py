@@ -12,8 +12,8 @@ from pathlib import Path
 
 import cbor2
 
-from .errors import StoreError
-from .store import SCHEMA_VERSION, Store
+from ..errors import StoreError
+from .base import SCHEMA_VERSION, Store
 
 __all__ = ["export_run", "import_run", "FORMAT"]
 

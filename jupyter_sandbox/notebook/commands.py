@@ -19,9 +19,9 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 from IPython.utils.process import arg_split
 
-from .errors import RunNotFound, RunPaused, SandboxError
-from .results import RunResult
-from .sandbox import Sandbox
+from ..errors import RunNotFound, RunPaused, SandboxError
+from ..results import RunResult
+from ..sandbox import Sandbox
 from .widgets._timeline_markup import h, preview
 from .widgets.follow import pending_interrupts, stop_waiting
 from .widgets.panel import ApprovalPanel, answer_for
@@ -30,7 +30,7 @@ from .widgets.timeline import Timeline
 from .widgets.timeline_html import render_mismatch_html
 
 if TYPE_CHECKING:
-    from .magic import SandboxMagics
+    from .magics import SandboxMagics
 
 __all__ = ["HELP", "OutputVar", "dispatch", "quiet", "resolve_run", "show_run"]
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .actions import Outcome, Resume, call_action, to_json
-from .errors import ActionError, Interrupt, RunNotFound, SandboxError
-from .journal import JournalWriter
+from ..actions import Outcome, Resume, call_action, to_json
+from ..errors import ActionError, Interrupt, RunNotFound, SandboxError
+from .journal import Journal, JournalWriter
 from .answers import Answers
 from .runner import AttemptResult, Runner
-from .store import RunRow, source_hash
+from ..stores.base import RunRow, source_hash
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from .runs import Engine
 
 __all__ = ["run_child"]
 
@@ -89,7 +89,7 @@ async def _agent(engine: Engine, parent: Runner, spec: Any, child_id: str, exist
         engine.store.create_run(existing)
     allowed = ("created",) if existing.status == "created" else ("interrupted", "cancelled", "failed")
     number = engine.store.claim(child_id, allowed, source_hash="")
-    journal = engine.store.journal(child_id)
+    journal = Journal(engine.store.entries(child_id))
     writer = JournalWriter(journal, number, parent.limits.journal_entries, parent.limits.journal_bytes)
     writer.append("attempt", None, n=number, source_hash=None, resumed_from=sorted(answers.by_id))
     if journal.open_request(0) is None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from .errors import LintError
+from ..errors import LintError
 
 __all__ = ["lint"]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .actions import call_action
+from ..actions import call_action
 from .answers import answer_for
-from .errors import SandboxError
-from .journal import Entry
+from ..errors import SandboxError
+from ..stores.rows import Entry
 from .waits import EventWait
 
 __all__ = ["FrontierReached", "Requests"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .actions import Resume, to_json
+from ..actions import Resume, to_json
 from .journal import Journal
 
 __all__ = ["Answers", "answer_for"]

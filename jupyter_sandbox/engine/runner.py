@@ -23,17 +23,18 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from .actions import Outcome
+from ..actions import Outcome
 from .answers import Answers
-from .errors import CallLogMismatchError, Interrupt, LimitExceeded, SandboxError, ScriptError
-from .journal import Entry, Journal, JournalWriter
+from ..errors import CallLogMismatchError, Interrupt, LimitExceeded, SandboxError, ScriptError
+from ..stores.rows import Entry
+from .journal import Journal, JournalWriter
 from .realm import Limits, Realm
 from .requests import FrontierReached, Requests
 from .waits import Waits
 
 if TYPE_CHECKING:
-    from .engine import Engine
-    from .store import RunRow, Store
+    from .runs import Engine
+    from ..stores.base import RunRow, Store
 
 __all__ = ["Observer", "AttemptResult", "FrontierReached", "Runner"]
 

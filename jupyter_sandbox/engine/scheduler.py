@@ -14,7 +14,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from .runs import Engine
     from .loop import EngineLoop
 
 __all__ = ["Scheduler"]

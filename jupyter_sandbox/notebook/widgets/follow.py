@@ -15,9 +15,9 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..errors import Interrupt, RunParked, SandboxError, SandboxInterrupt
-from ..results import RunResult
-from ..sandbox import Sandbox
+from ...errors import Interrupt, RunParked, SandboxError, SandboxInterrupt
+from ...results import RunResult
+from ...sandbox import Sandbox
 
 if TYPE_CHECKING:
     from .run_view import RunView

@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from .sandbox import Sandbox
+from ..sandbox import Sandbox
 
 __all__ = ["DEFAULT_STORE", "action", "agent", "default_sandbox", "from_namespace", "sandbox_for",
            "set_default_store"]

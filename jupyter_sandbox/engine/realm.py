@@ -31,7 +31,7 @@ from typing import Any
 
 import quickjs
 
-from .errors import LimitExceeded, ScriptError
+from ..errors import LimitExceeded, ScriptError
 
 __all__ = ["Limits", "Realm", "LINE_OFFSET"]
 
@@ -249,7 +249,7 @@ class Realm:
         if name == "InternalError" and "out of memory" in message:
             return self._memory_exceeded(run_id)
         if name == "ActionError":
-            from .errors import ActionError
+            from ..errors import ActionError
 
             return ActionError(error.get("action", "?"), message, line=line, column=column, stack=stack,
                                source=self.source, run_id=run_id)

@@ -12,17 +12,17 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
-from .actions import Action, Resume, to_json
+from ..actions import Action, Resume, to_json
 from .clock import Clock
-from .errors import (CallLogMismatchError, LimitExceeded, RunBusyError, RunParked, RunStateError, SandboxError,
+from ..errors import (CallLogMismatchError, LimitExceeded, RunBusyError, RunParked, RunStateError, SandboxError,
                      SandboxInterrupt, ScriptError)
-from .journal import CallLog, plan_from_call_log
+from .journal import CallLog, Journal, plan_from_call_log
 from .lint import lint
 from .realm import Limits
-from .results import CheckReport, RunResult
+from ..results import CheckReport, RunResult
 from .answers import Answers
 from .runner import AttemptResult, FrontierReached, Observer, Runner
-from .store import RunRow, Store, new_run_id, source_hash
+from ..stores.base import RunRow, Store, new_run_id, source_hash
 
 __all__ = ["Engine"]
 
@@ -33,8 +33,9 @@ RESUMABLE = ("interrupted", "parked", "cancelled", "failed", "stalled")
 
 class Engine:
     def __init__(self, store: Store, limits: Limits, clock: Clock,
-                 on_progress: Callable[[str, Any], None] | None = None):
+                 on_progress: Callable[[str, Any], None] | None = None, *, scratch: Callable[[], Store]):
         self.store, self.limits, self.clock = store, limits, clock
+        self.scratch = scratch  # a throwaway store for a determinism check (the facade picks the backend)
         self.actions: dict[str, Action] = {}
         self.agents: dict[str, Action] = {}
         self.executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="jsbx-action")
@@ -134,7 +135,7 @@ class Engine:
         """One attempt: claim the run (compare-and-set), run it, record how it ended."""
         allowed = ("created",) if run.status == "created" else RESUMABLE
         number = self.store.claim(run.id, allowed, source_hash=run.source_hash or "", force=force)
-        journal = self.store.journal(run.id)
+        journal = Journal(self.store.entries(run.id))
         answers.settle_first(journal)
         runner = Runner(self, run, journal, number, plan=plan or journal.plan(), answers=answers,
                         strict=bool(run.options.get("strict")), action_names=self._action_names(run),
@@ -177,7 +178,7 @@ class Engine:
         raise result.error
 
     def call_log(self, run_id: str) -> CallLog:
-        return CallLog(self.store.journal(run_id).call_log(), run_id=run_id)
+        return CallLog(Journal(self.store.entries(run_id)).call_log(), run_id=run_id)
 
     def _successor(self, run: RunRow, state: Any) -> RunRow:
         successor = RunRow(id=new_run_id(), kind=run.kind, status="created", source=run.source, name=run.name,
@@ -236,11 +237,11 @@ class Engine:
     async def check(self, run_id: str, source: str | None = None) -> CheckReport:
         """Replay a run in a scratch store, executing nothing; report the first divergence."""
         run = self.store.get_run(run_id)
-        journal = self.store.journal(run_id)
+        journal = Journal(self.store.entries(run_id))
         if source is not None:
             self.check_source(source, self.limits)
             run.source = source
-        scratch = Store(":memory:")
+        scratch = self.scratch()
         runner = Runner(self, run, journal, journal.attempts + 1, plan=journal.plan(), answers=Answers(),
                         strict=bool(run.options.get("strict")), action_names=self._action_names(run),
                         limits=self._limits_of(run), recorded_at=journal.recorded, observer=Observer(),
@@ -278,7 +279,7 @@ class Engine:
     def document(self, run_id: str) -> dict[str, Any]:
         """The timeline document (docs/journal.md) of a run."""
         run = self.store.get_run(run_id)
-        journal = self.store.journal(run_id)
+        journal = Journal(self.store.entries(run_id))
         pending = []
         if run.status not in ("completed", "continued"):  # a failed resume (a mismatch) leaves its interrupt open
             pending = [{"id": e.body["id"], "run_id": run_id, "position": e.slot, "name": e.body.get("name"),
@@ -288,7 +289,7 @@ class Engine:
                 "entries": [e.to_dict() for e in journal.entries], "pending": pending, "source": run.source}
 
     def pending(self, run_id: str) -> list[Resume]:
-        return [Resume(position=e.slot, id=e.body["id"]) for e in self.store.journal(run_id).pending_interrupts()]
+        return [Resume(position=e.slot, id=e.body["id"]) for e in Journal(self.store.entries(run_id)).pending_interrupts()]
 
 
 def _check_characters(source: str) -> None:

@@ -20,52 +20,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import cbor2
+from ..actions import to_json
+from ..errors import InvalidCallLog, LimitExceeded, StoreError
+from ..stores.rows import Entry, encode
 
-from .actions import to_json
-from .errors import InvalidCallLog, LimitExceeded, StoreError
-
-__all__ = ["CallLog", "Entry", "Journal", "JournalWriter", "plan_from_call_log", "encode", "decode"]
+__all__ = ["CallLog", "Journal", "JournalWriter", "plan_from_call_log"]
 
 REQUEST_KINDS = frozenset({"call", "timer", "wait"})
 COMPLETION_KINDS = frozenset({"result", "fired", "event", "now", "random"})
 SYNC_KINDS = frozenset({"now", "random"})  # reads served at once, not delivered in order
 NOTE_KINDS = frozenset({"console", "log", "step", "plan"})
-
-
-@dataclass(slots=True)
-class Entry:
-    """One journal row. ``body`` holds the kind's own fields (docs/journal.md)."""
-
-    kind: str
-    attempt: int
-    at: float
-    slot: int | None = None
-    body: dict[str, Any] = field(default_factory=dict)
-    seq: int = -1
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"seq": self.seq, "kind": self.kind, "attempt": self.attempt, "at": self.at}
-        if self.slot is not None:
-            out["slot"] = self.slot
-        out.update(self.body)
-        return out
-
-
-def encode(entry: Entry) -> bytes:
-    row = {"kind": entry.kind, "attempt": entry.attempt, "at": entry.at, **entry.body}
-    if entry.slot is not None:
-        row["slot"] = entry.slot
-    return cbor2.dumps(row)
-
-
-def decode(seq: int, blob: bytes) -> Entry:
-    try:
-        row = cbor2.loads(blob)
-        kind, attempt, at = row.pop("kind"), row.pop("attempt"), row.pop("at")
-    except Exception as exc:  # cbor2 raises several types; all mean the same thing here
-        raise StoreError(f"journal entry {seq} cannot be decoded: {exc}") from exc
-    return Entry(kind, attempt, at, row.pop("slot", None), row, seq)
 
 
 @dataclass

@@ -21,10 +21,10 @@ from typing import Any, Callable
 
 import ipywidgets as w
 
-from ..errors import CallLogMismatchError, RunParked, SandboxError, SandboxInterrupt
-from ..results import RunResult
-from ..runner import Observer
-from ..sandbox import Sandbox
+from ...errors import CallLogMismatchError, RunParked, SandboxError, SandboxInterrupt
+from ...results import RunResult
+from ...engine.runner import Observer
+from ...sandbox import Sandbox
 from . import follow
 from ._timeline_markup import Html, h, to_json
 from .timeline import Timeline

@@ -1,0 +1,12 @@
+"""The engine: the script's world and one run's life.
+
+``lint`` checks a source, ``realm`` (with ``js/``) is the QuickJS world a
+script runs in, ``runner`` drives one attempt (with ``requests``, ``waits``,
+``answers``), ``journal`` holds the entries and the views replay reads,
+``runs`` handles runs as a whole (chains, checks, forks) and ``children``
+child runs; ``scheduler``, ``loop`` and ``clock`` keep time and the thread.
+
+May import: ``jupyter_sandbox.errors``/``results``/``actions`` and the store
+contract (``stores.base``, ``stores.rows``). Never IPython, the notebook or a
+store backend.
+"""

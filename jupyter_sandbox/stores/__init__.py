@@ -1,0 +1,51 @@
+"""Stores: where runs and their journals live.
+
+``base.py`` is the contract (``Store``, ``RunRow``), ``rows.py`` the journal
+row codec every backend shares, ``sqlite.py`` the SQLite backend and
+``portable.py`` the one-file export format. A new backend is one new module
+plus a line in ``open_store``.
+
+May import: ``jupyter_sandbox.errors`` only. Never the engine or the notebook.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from ..errors import StoreError
+from .base import RunRow, Store
+
+__all__ = ["RunRow", "Store", "SCHEMES", "open_store"]
+
+SCHEMES = ("sqlite",)  # URL schemes open_store serves; a bare path is an SQLite file
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
+
+
+def open_store(spec: Any) -> Store:
+    """The store a ``Sandbox(store=...)`` argument names.
+
+    A path (or ``":memory:"``) is an SQLite file; ``sqlite:///path`` too. A
+    string that looks like a URL of another scheme is refused, so a database
+    URL is never silently taken as a file name. Anything else is taken to be a
+    ``Store`` already.
+
+    >>> open_store(":memory:").path
+    ':memory:'
+    """
+    if not isinstance(spec, (str, os.PathLike)):
+        return spec
+    text = os.fspath(spec)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    match = _URL.match(text)
+    from .sqlite import SQLiteStore
+
+    if match is None:
+        return SQLiteStore(text)
+    scheme = match.group(1).lower()
+    if scheme == "sqlite":
+        return SQLiteStore(text[len(match.group(0)):] or ":memory:")
+    raise StoreError(f"cannot open the store {text!r}: the scheme {scheme!r} is not served; "
+                     f"use a file path or one of: {', '.join(s + '://' for s in SCHEMES)}", path=text)

@@ -1,0 +1,153 @@
+"""The store contract: what the engine may ask of any backend, and the run row it gets back.
+
+A backend is one module (``sqlite.py`` today) with a class that satisfies
+``Store``. The engine sees only this protocol; the facade picks the backend
+(``open_store``). Every method below says what it guarantees; a conformance
+test suite (tests/test_store.py and friends) holds every backend to it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from .rows import Entry
+
+__all__ = ["OWNER", "SCHEMA_VERSION", "RunRow", "Store", "new_run_id", "source_hash"]
+
+SCHEMA_VERSION = 1
+
+# Who holds a run's lease: host, pid, and a token that tells this process
+# apart from an earlier one that had the same pid.
+OWNER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def source_hash(source: str) -> str:
+    """The short hash an attempt records of the source it ran."""
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
+
+
+def new_run_id() -> str:
+    return "r-" + uuid.uuid4().hex[:16]
+
+
+@dataclass
+class RunRow:
+    """A run as stored. ``input``/``output``/``error``/``options`` are plain Python values."""
+
+    id: str
+    kind: str
+    status: str
+    source: str | None = None
+    name: str | None = None
+    source_hash: str | None = None
+    input: Any = None
+    output: Any = None
+    error: Any = None
+    parent: str | None = None
+    predecessor: str | None = None
+    successor: str | None = None
+    created: float = 0.0
+    updated: float = 0.0
+    attempt: int = 0
+    owner: str | None = None
+    wake_at: float | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("id", "name", "kind", "status", "source_hash", "input", "output",
+                                              "error", "parent", "predecessor", "successor", "created", "updated",
+                                              "attempt", "wake_at")}
+
+
+class Store(Protocol):
+    """Runs, their journals, attempts and signals. Every error is a ``StoreError`` (or a subclass).
+
+    Each write is one transaction: after a crash it happened whole or not at all.
+    Methods may be called from any thread.
+    """
+
+    path: str
+
+    def close(self) -> None:
+        """Release the connection; the store is unusable afterwards."""
+
+    # -- runs ----------------------------------------------------------------------
+
+    def create_run(self, run: RunRow) -> RunRow:
+        """Insert a new run (status as given) with its creation time; returns it."""
+
+    def get_run(self, run_id: str) -> RunRow:
+        """The run, or ``RunNotFound``. A ``running`` run whose lease is not held reads as ``stalled``."""
+
+    def list_runs(self, *, status: str | None = None, top_level: bool = False, limit: int = 200) -> list[RunRow]:
+        """Runs, newest first."""
+
+    def due_runs(self, now_ms: float) -> list[str]:
+        """Parked runs whose wake time is at or before ``now_ms``."""
+
+    def children(self, run_id: str) -> list[str]:
+        """The ids of a run's child runs, oldest first."""
+
+    def update_run(self, run_id: str, **fields: Any) -> None:
+        """Set columns of a run in one transaction."""
+
+    def change_counter(self) -> int:
+        """A number that grows whenever anything in the store changes (cheap to poll)."""
+
+    # -- ownership -----------------------------------------------------------------
+
+    def claim(self, run_id: str, allowed: tuple[str, ...], *, source_hash: str, force: bool = False) -> int:
+        """Take the run for an attempt: a compare-and-set on its status (one of ``allowed``, or ``stalled``).
+
+        Returns the new attempt's number. A run someone else holds raises ``RunBusyError``; a
+        run in another status raises ``RunStateError``. Exactly one of two concurrent claims wins.
+        """
+
+    def release(self, run_id: str) -> None:
+        """This process no longer runs the run (without writing anything)."""
+
+    def finish_attempt(self, run_id: str, attempt: int, status: str, entries: list[tuple[Entry, bytes]],
+                       *, replayed: int, **fields: Any) -> None:
+        """Append the attempt's last entries and set the run's status and fields, in one transaction."""
+
+    def attempts(self, run_id: str) -> list[dict[str, Any]]:
+        """Each attempt: ``n``, ``source_hash``, ``started``, ``ended``, ``outcome``, ``replayed``, ``first_seq``."""
+
+    # -- the journal -----------------------------------------------------------------
+
+    def entries(self, run_id: str) -> list[Entry]:
+        """The run's journal in ``seq`` order, each row validated (``StoreError`` names the run, seq and field)."""
+
+    def journal_bytes(self, run_id: str) -> int:
+        """The encoded size of the run's journal."""
+
+    def append(self, run_id: str, entries: list[tuple[Entry, bytes]]) -> None:
+        """Commit entries (already encoded) at their ``seq``; durable when this returns."""
+
+    def copy_prefix(self, source_id: str, target_id: str, before_seq: int) -> int:
+        """Copy the journal before ``before_seq`` and its attempts to another run (a fork); returns attempts copied."""
+
+    # -- signals: delivery and journal entry commit together (exactly once) -----------
+
+    def add_signal(self, run_id: str, event: Any) -> int:
+        """Keep an event for a run (``RunNotFound`` if there is none); returns the signal's id."""
+
+    def pending_signals(self, run_id: str) -> list[tuple[int, Any]]:
+        """Undelivered signals, oldest first."""
+
+    def deliver_signal(self, run_id: str, accept: Callable[[Any], bool],
+                       write: Callable[[int, Any], list[tuple[Entry, bytes]]]) -> bool:
+        """Deliver the oldest signal ``accept`` takes: mark it and append ``write``'s entries in one transaction."""
+
+    # -- moving runs between stores (portable.py) --------------------------------------
+
+    def dump_run(self, run_id: str) -> dict[str, Any]:
+        """A run's rows as plain values: the run, its journal, attempts and signals."""
+
+    def load_runs(self, dumps: list[dict[str, Any]]) -> None:
+        """Insert runs written by ``dump_run``, all or none."""
