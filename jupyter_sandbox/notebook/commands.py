@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
@@ -24,13 +24,22 @@ from ..results import RunResult
 from ..sandbox import Sandbox
 from .widgets._timeline_markup import h, preview
 from .widgets.follow import pending_interrupts, stop_waiting
-from .widgets.panel import ApprovalPanel, answer_for
+from .widgets.panel import ApprovalPanel, answer_for, approval_panels
 from .widgets.run_view import RunContext, RunView
 from .widgets.timeline import Timeline
 from .widgets.timeline_html import render_mismatch_html
 
-if TYPE_CHECKING:
-    from .magics import SandboxMagics
+
+
+class Magics(Protocol):
+    """What the subcommands need of the magics that call them (``magics.SandboxMagics``)."""
+
+    shell: Any
+    show_timeline: bool
+
+    def sandbox(self, store: str | None = None) -> Sandbox: ...
+
+    def lookup(self, name: str, option: str) -> Any: ...
 
 __all__ = ["HELP", "OutputVar", "dispatch", "quiet", "resolve_run", "show_run"]
 
@@ -57,10 +66,11 @@ def quiet(error: BaseException) -> BaseException:
     return error
 
 
-def show_run(magics: "SandboxMagics", sb: Sandbox, title: str, start: Callable[[Any], Any], *,
+def show_run(magics: Magics, sb: Sandbox, title: str, start: Callable[[Any], Any], *,
              run_id: str | None = None, out: str | None = None, live: bool = True) -> Any:
     """Display a live view, run ``start(observer)`` in it; a failure becomes the cell's (frameless) error."""
-    context = RunContext(sb, OutputVar(magics.shell.user_ns, out) if out else None, magics.show_timeline)
+    context = RunContext(sb, OutputVar(magics.shell.user_ns, out) if out else None, magics.show_timeline,
+                         approval_panels=approval_panels)
     view = RunView(context, title, inline_errors=False)
     view.handle = display(view, display_id=True)
     waiting = stop_waiting(run_id) if run_id else None  # a cell that showed this run parked
@@ -112,7 +122,7 @@ def _when(t: float | None) -> str:
 @argument("--status", help="only runs with this status (completed, interrupted, parked, failed, cancelled, ...)")
 @argument("--all", action="store_true", help="child runs too")
 @argument("--limit", type=int, default=50, help="at most this many, newest first (default 50)")
-def runs(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
+def runs(magics: Magics, sb: Sandbox, args: Any) -> None:
     """List the store's runs: id, name, status, attempts, times, and their output, error or wake time."""
     rows = sb.runs(status=args.status, limit=args.limit, include_children=args.all)
     table = []
@@ -133,10 +143,10 @@ def runs(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
 
 @magic_arguments(name="sandbox show")
 @argument("run", help="a run id, a run name, or a unique id prefix")
-def show(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
+def show(magics: Magics, sb: Sandbox, args: Any) -> None:
     """Show a run's timeline (any run, also after a kernel restart) and a panel per pending interrupt."""
     run_id = resolve_run(sb, args.run)
-    context = RunContext(sb, show_timeline=True)
+    context = RunContext(sb, show_timeline=True, approval_panels=approval_panels)
     context.timelines[run_id] = Timeline(sb.timeline(run_id))
     display(context.timelines[run_id])
     if sb.store.get_run(run_id).parent is None:  # a child's interrupts are answered through its top-level run
@@ -152,7 +162,7 @@ def show(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
 @argument("--id", metavar="INTERRUPT", help="which interrupt to answer (default: the first pending one)")
 @argument("--source", metavar="VAR", help="resume with the edited script in this variable (how a mismatch is taught)")
 @argument("-o", "--out", metavar="VAR", help="store the output in VAR when the run finishes")
-def resume(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
+def resume(magics: Magics, sb: Sandbox, args: Any) -> None:
     """Resume a paused, parked, cancelled or failed run by replaying its journal; answer its interrupt."""
     run_id = resolve_run(sb, args.run)
     answers = None
@@ -174,7 +184,7 @@ def resume(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
 @magic_arguments(name="sandbox signal")
 @argument("run", help="a run id, a run name, or a unique id prefix")
 @argument("event", nargs="*", metavar="JSON", help="the event: the rest of the line, as JSON")
-def signal(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
+def signal(magics: Magics, sb: Sandbox, args: Any) -> None:
     """Send an event to a run's ctx.waitForEvent; a parked run resumes now, otherwise it waits for the run."""
     run_id = resolve_run(sb, args.run)
     event = _json(args.raw_rest, "the event")
@@ -188,7 +198,7 @@ def signal(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
 @magic_arguments(name="sandbox check")
 @argument("run", help="a run id, a run name, or a unique id prefix")
 @argument("--source", metavar="VAR", help="replay with the script in this variable instead of the stored one")
-def check(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
+def check(magics: Magics, sb: Sandbox, args: Any) -> None:
     """Replay a run executing nothing; say "deterministic" or show the first divergence as a diff."""
     run_id = resolve_run(sb, args.run)
     source = magics.lookup(args.source, "--source") if args.source else None
@@ -210,7 +220,7 @@ def check(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
 @argument("--answer", metavar="JSON", help="the answer to an interrupt left open at the fork point")
 @argument("--name", help="the new run's name (default: NAME fork@SEQ)")
 @argument("-o", "--out", metavar="VAR", help="store the output in VAR when the run finishes")
-def fork(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
+def fork(magics: Magics, sb: Sandbox, args: Any) -> None:
     """A new run from a run's journal position: "what if I had answered otherwise?"."""
     run_id = resolve_run(sb, args.run)
     value = _json(args.answer, "--answer") if args.answer is not None else None
@@ -221,7 +231,7 @@ def fork(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
 @magic_arguments(name="sandbox export")
 @argument("run", help="a run id, a run name, or a unique id prefix")
 @argument("path", help="the file to write")
-def export(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
+def export(magics: Magics, sb: Sandbox, args: Any) -> None:
     """Write a run (with its children and journals) to one portable file."""
     run_id = resolve_run(sb, args.run)
     print(f"exported run {run_id} to {sb.export_run(run_id, args.path)}")
@@ -229,7 +239,7 @@ def export(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
 
 @magic_arguments(name="sandbox import")
 @argument("path", help="a file written by %%sandbox export")
-def import_(magics: "SandboxMagics", sb: Sandbox, args: Any) -> None:
+def import_(magics: Magics, sb: Sandbox, args: Any) -> None:
     """Load an exported run into this store, ready to show, resume or check."""
     run_id = sb.import_run(args.path)
     print(f"imported run {run_id} ({sb.store.get_run(run_id).status}): `%sandbox show {run_id}`")
@@ -248,7 +258,7 @@ quotes. Subcommands:
 """ + "\n".join(f"{name}\n{'-' * len(name)}\n{fn.__doc__}" for name, fn in COMMANDS.items())
 
 
-def dispatch(magics: "SandboxMagics", line: str) -> None:
+def dispatch(magics: Magics, line: str) -> None:
     """Run ``%sandbox LINE``."""
     tokens = arg_split(line)
     store = None

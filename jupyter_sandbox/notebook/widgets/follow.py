@@ -13,24 +13,39 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ...errors import Interrupt, RunParked, SandboxError, SandboxInterrupt
 from ...results import RunResult
 from ...sandbox import Sandbox
 
-if TYPE_CHECKING:
-    from .run_view import RunView
 
 __all__ = ["on_woken", "pending_interrupts", "stop_waiting", "stored_outcome", "wait_for"]
 
+class FollowedView(Protocol):
+    """What following a parked run needs of the view that shows it (run_view.RunView)."""
+
+    context: Any
+
+    def finish(self, outcome: Any, live: bool = ...) -> None: ...
+
+
+class RunCancelled(SandboxError):
+    """The kernel was interrupted while a run was going; the engine marked the run ``cancelled``."""
+
+    def __init__(self, run_id: str | None):
+        self.run_id = run_id
+        hint = f"; `%sandbox resume {run_id}` runs it again from its journal" if run_id else ""
+        super().__init__(f"run {run_id or '?'} cancelled (kernel interrupted){hint}")
+
+
 INTERVAL = 1.0
-_WAITING: dict[str, tuple["RunView", int]] = {}  # parked run id -> (its view, the attempt that parked)
+_WAITING: dict[str, tuple["FollowedView", int]] = {}  # parked run id -> (its view, the attempt that parked)
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
 
 
-def wait_for(view: "RunView", run_id: str) -> None:
+def wait_for(view: "FollowedView", run_id: str) -> None:
     """Finish ``view`` when the parked run ``run_id`` moves on."""
     global _thread
     with _lock:
@@ -40,7 +55,7 @@ def wait_for(view: "RunView", run_id: str) -> None:
             _thread.start()
 
 
-def stop_waiting(run_id: str) -> "RunView | None":
+def stop_waiting(run_id: str) -> "FollowedView | None":
     """Stop following ``run_id``; return the view that waited on it, if any."""
     with _lock:
         entry = _WAITING.pop(run_id, None)
@@ -103,8 +118,6 @@ def stored_outcome(sb: Sandbox, run_id: str) -> Any:
     if row.status == "parked":
         return RunParked(run_id=row.id, due=row.wake_at, waiting=[], console=console, data={}, call_log=[])
     if row.status == "cancelled":
-        from .run_view import RunCancelled  # run_view imports this module
-
         return RunCancelled(row.id)
     error = row.error if isinstance(row.error, dict) else {"message": str(row.error or "")}
     failure = SandboxError(error.get("text") or error.get("message") or f"run {row.id} is {row.status}")

@@ -38,7 +38,7 @@ from typing import Any
 import ipywidgets as w
 from IPython.display import display
 
-from ...errors import Interrupt
+from ...errors import Interrupt, SandboxInterrupt
 from ._timeline_markup import Html, h, to_json
 from .run_view import RunContext, RunView
 
@@ -55,6 +55,12 @@ def panels() -> list["ApprovalPanel"]:
 def live_panel(interrupt_id: str) -> "ApprovalPanel | None":
     """The unanswered panel of this interrupt, if one is showing."""
     return next((p for p in reversed(_PANELS) if p.interrupt.id == interrupt_id and not p.answered), None)
+
+
+def approval_panels(context: RunContext, paused: SandboxInterrupt) -> tuple[list["ApprovalPanel"], list[Interrupt]]:
+    """Panels for a paused run's interrupts, and the interrupts whose panel still shows (a parallel sibling's)."""
+    shown = [it for it in paused.interrupts if live_panel(it.id) is not None]
+    return [ApprovalPanel(context, paused.run_id, it) for it in paused.interrupts if it not in shown], shown
 
 
 def answer_for(interrupt: Interrupt, choice: str, value: Any = None) -> Any:

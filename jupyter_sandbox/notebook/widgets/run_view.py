@@ -26,6 +26,7 @@ from ...results import RunResult
 from ...engine.runner import Observer
 from ...sandbox import Sandbox
 from . import follow
+from .follow import RunCancelled
 from ._timeline_markup import Html, h, to_json
 from .timeline import Timeline
 from .timeline_html import render_html, render_mismatch_html
@@ -40,15 +41,6 @@ def views() -> list["RunView"]:
     return list(_VIEWS)
 
 
-class RunCancelled(SandboxError):
-    """The kernel was interrupted while a run was going; the engine marked the run ``cancelled``."""
-
-    def __init__(self, run_id: str | None):
-        self.run_id = run_id
-        hint = f"; `%sandbox resume {run_id}` runs it again from its journal" if run_id else ""
-        super().__init__(f"run {run_id or '?'} cancelled (kernel interrupted){hint}")
-
-
 @dataclass
 class RunContext:
     """What a cell's run shares with its approval panels and their resumes."""
@@ -58,6 +50,9 @@ class RunContext:
     show_timeline: bool = True
     timelines: dict[str, Timeline] = field(default_factory=dict)  # one per top-level run, wherever it is shown
     root: "RunView | None" = None
+    # Builds the approval panels for a paused run (panel.py); the view itself knows no panels,
+    # so panels may create views without an import loop.
+    approval_panels: Callable[["RunContext", SandboxInterrupt], tuple[list[Any], list[Any]]] | None = None
 
 
 class _Throttle:
@@ -286,14 +281,11 @@ class RunView(w.VBox):
         self._set("completed", h("<div>output{}{}:</div>{}", stored, chain, value_html(result.output)))
 
     def _paused(self, exc: SandboxInterrupt) -> None:
-        from .panel import ApprovalPanel, live_panel  # panels create views when clicked
-
         n = len(exc.interrupts)
-        # An interrupt whose panel is still showing (a parallel sibling) keeps that panel.
-        shown = [it for it in exc.interrupts if live_panel(it.id) is not None]
+        panels, shown = self.context.approval_panels(self.context, exc) if self.context.approval_panels else ([], [])
         self._set("interrupted", h('<div class="jsbx-note">waiting for {} answer{}{}</div>', n, "s" if n > 1 else "",
                                    h(" ({} in the panel above)", ", ".join(it.name for it in shown)) if shown else ""))
-        self.panels.children = [ApprovalPanel(self.context, exc.run_id, it) for it in exc.interrupts if it not in shown]
+        self.panels.children = panels
 
     def _parked(self, exc: RunParked) -> None:
         when = (f"it wakes at {datetime.fromtimestamp(exc.due / 1000):%Y-%m-%d %H:%M:%S} "
