@@ -22,7 +22,7 @@ from .errors import (ActionError, CallLogMismatchError, Interrupt, InvalidCallLo
 from .engine.journal import CallLog
 from .engine.realm import Limits
 from .results import CheckReport, RunInfo, RunResult
-from .engine.runner import Observer
+from .engine.attempt import Observer
 from .sandbox import Sandbox
 
 __version__ = "0.1.0"

@@ -23,7 +23,7 @@ from .engine.loop import engine_loop
 from .engine.realm import Limits
 from .results import CheckReport, RunInfo, RunResult
 from .engine.answers import Answers
-from .engine.runner import Observer
+from .engine.attempt import Observer
 from .stores import Store, open_store
 from .stores.sqlite import SQLiteStore
 

@@ -8,22 +8,21 @@ resumes the child first; a child that already finished is never run again.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..actions import Outcome, Resume, call_action, to_json
 from ..errors import ActionError, Interrupt, RunNotFound, SandboxError
 from .journal import Journal, JournalWriter
 from .answers import Answers
-from .runner import AttemptResult, Runner
+from .attempt import Attempt, AttemptResult, EngineServices
+
 from ..stores.base import RunRow, source_hash
 
-if TYPE_CHECKING:
-    from .runs import Engine
 
 __all__ = ["run_child"]
 
 
-async def run_child(engine: Engine, parent: Runner, op: str, spec: Any, child_id: str,
+async def run_child(engine: EngineServices, parent: Attempt, op: str, spec: Any, child_id: str,
                     answers: Answers) -> Outcome:
     try:
         existing = engine.store.get_run(child_id)
@@ -60,7 +59,7 @@ def _outcome(result: AttemptResult, child_id: str) -> Outcome:
     return Outcome("error", error={"name": type(error).__name__, "message": f"child run {child_id} failed: {message}"})
 
 
-async def _delegate(engine: Engine, parent: Runner, spec: Any, child_id: str, existing: RunRow | None,
+async def _delegate(engine: EngineServices, parent: Attempt, spec: Any, child_id: str, existing: RunRow | None,
                     answers: Answers) -> AttemptResult:
     if existing is None:
         script = spec.get("script") if isinstance(spec, dict) else None
@@ -75,7 +74,7 @@ async def _delegate(engine: Engine, parent: Runner, spec: Any, child_id: str, ex
     return result
 
 
-async def _agent(engine: Engine, parent: Runner, spec: Any, child_id: str, existing: RunRow | None,
+async def _agent(engine: EngineServices, parent: Attempt, spec: Any, child_id: str, existing: RunRow | None,
                  answers: Answers) -> AttemptResult:
     name = spec.get("agent") if isinstance(spec, dict) else None
     agent = engine.agents.get(name) if isinstance(name, str) else None

@@ -1,6 +1,6 @@
 """The script's requests: what each kind asks of the host, and how it is started.
 
-A mixin of ``Runner`` (runner.py): one method per request kind the prelude
+A collaborator of ``Runner`` (runner.py): one method per request kind the prelude
 queues (``call``, ``delegate``/``agent``, ``sleep``, ``wait``, the notes, ...).
 A request at a slot an earlier attempt left open reuses that slot's entry; a
 determinism check (``execute=False``) starts nothing at all.
@@ -8,13 +8,16 @@ determinism check (``execute=False``) starts nothing at all.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..actions import call_action
 from .answers import answer_for
 from ..errors import SandboxError
 from ..stores.rows import Entry
 from .waits import EventWait
+
+if TYPE_CHECKING:
+    from .runner import Runner
 
 __all__ = ["FrontierReached", "Requests"]
 
@@ -28,19 +31,22 @@ class FrontierReached(SandboxError):
 
 
 class Requests:
-    """Handling of the requests a script queued (see ``Runner._pump``).
+    """The request table: what each kind of request a script queued does (see ``Runner._pump``).
 
-    Uses the runner's state: ``writer``, ``journal``, ``engine``, ``answers``,
-    ``requests``, ``waits``, ``execute``, and its ``_dispatch``/``_observe``.
+    It works on its runner's state (``writer``, ``journal``, ``answers``,
+    ``requests``, ``waits``) and starts live work through ``runner._dispatch``.
     """
 
-    def _handle(self, items: list[dict[str, Any]]) -> None:
+    def __init__(self, runner: Runner):
+        self.runner = runner
+
+    def handle(self, items: list[dict[str, Any]]) -> None:
         for item in items:
             kind = item["t"]
             if kind in ("console", "log", "step", "plan"):
                 self._note(kind, item)
             elif kind in ("now", "random"):
-                self.writer.append(kind, item["s"], value=item["value"])
+                self.runner.writer.append(kind, item["s"], value=item["value"])
             elif kind == "call":
                 self._call(item)
             elif kind in ("delegate", "agent"):
@@ -50,39 +56,39 @@ class Requests:
             elif kind == "wait":
                 self._wait(item)
             elif kind == "progress":
-                self.engine.progress(self.run.id, item["patch"], self.observer)
+                self.runner.engine.progress(self.runner.run.id, item["patch"], self.runner.observer)
             elif kind == "continue":
-                self.continue_state = item["state"]
+                self.runner.continue_state = item["state"]
             elif kind == "done":
-                self.outcome = item["outcome"]
+                self.runner.outcome = item["outcome"]
             elif kind == "mismatch":
-                raise self._mismatch(item)
+                raise self.runner._mismatch(item)
 
     def _note(self, kind: str, item: dict[str, Any]) -> None:
         replayed = bool(item.pop("r"))
         item.pop("t")
         if kind == "console":
-            self._observe("console", {"level": item["level"], "message": item["message"]}, replayed)
+            self.runner._observe("console", {"level": item["level"], "message": item["message"]}, replayed)
         if not replayed:
-            self.writer.append(kind, None, **item)
+            self.runner.writer.append(kind, None, **item)
 
     def _open(self, item: dict[str, Any], kind: str) -> Entry | None:
         """The request an earlier attempt left open at this slot with the same key, if any."""
         slot = item["s"]
-        previous = self.journal.open_request(slot)
+        previous = self.runner.journal.open_request(slot)
         if previous is not None and (previous.kind != kind or previous.body.get("key") != item["key"]):
             previous = None
-        if not self.execute:  # a determinism check executes nothing
+        if not self.runner.execute:  # a determinism check executes nothing
             if previous is not None:
                 raise FrontierReached(slot)
-            raise self._diverged(slot, item)
+            raise self.runner._diverged(slot, item)
         if previous is not None:
-            self.requests[slot] = previous
+            self.runner.requests[slot] = previous
         return previous
 
     def _request(self, kind: str, item: dict[str, Any], **body: Any) -> Entry:
-        entry = self.writer.append(kind, item["s"], key=item["key"], **body)
-        self.requests[item["s"]] = entry
+        entry = self.runner.writer.append(kind, item["s"], key=item["key"], **body)
+        self.runner.requests[item["s"]] = entry
         return entry
 
     def _call(self, item: dict[str, Any]) -> None:
@@ -90,39 +96,39 @@ class Requests:
         if self._open(item, "call") is None:
             self._request("call", item, op="call", name=name, input=item["input"], description=item.get("description"),
                           line=item.get("line"))
-        action = self.engine.actions[name]
-        resume, gate, call_input, answer = answer_for(self.journal, self.answers, self.run.id, slot,
+        action = self.runner.engine.actions[name]
+        resume, gate, call_input, answer = answer_for(self.runner.journal, self.runner.answers, self.runner.run.id, slot,
                                                       action.approval, item["input"])
         if answer is not None:
-            self.writer.append("answer", slot, **answer)
-        self._dispatch(slot, call_action(action, call_input, resume, self.engine.executor,
-                                         self.limits.action_timeout, gate=gate))
+            self.runner.writer.append("answer", slot, **answer)
+        self.runner._dispatch(slot, call_action(action, call_input, resume, self.runner.engine.executor,
+                                         self.runner.limits.action_timeout, gate=gate))
 
     def _child(self, op: str, item: dict[str, Any]) -> None:
         slot = item["s"]
         previous = self._open(item, "call")
         child_id = previous.body.get("child") if previous is not None else None
         if previous is None:
-            child_id = self.engine.new_run_id()
+            child_id = self.runner.engine.new_run_id()
             self._request("call", item, op=op, name=item["name"], input=item["input"], child=child_id,
                           description=None, line=item.get("line"))
-        interrupt = self.journal.interrupt_at(slot)
+        interrupt = self.runner.journal.interrupt_at(slot)
         pending = interrupt.body.get("interrupts", []) if interrupt is not None else []
-        answers = self.answers.for_child(pending, slot)
-        self._dispatch(slot, self.engine.run_child(self, slot, op, item["input"], child_id, answers,
+        answers = self.runner.answers.for_child(pending, slot)
+        self.runner._dispatch(slot, self.runner.engine.run_child(self.runner.attempt, slot, op, item["input"], child_id, answers,
                                                    resumed=previous is not None))
 
     def _sleep(self, item: dict[str, Any]) -> None:
         previous = self._open(item, "timer")
         if previous is None:
-            previous = self._request("timer", item, ms=item["ms"], due=self.now + item["ms"])
-        self.waits.timers[item["s"]] = previous.body["due"]
+            previous = self._request("timer", item, ms=item["ms"], due=self.runner.now + item["ms"])
+        self.runner.waits.timers[item["s"]] = previous.body["due"]
 
     def _wait(self, item: dict[str, Any]) -> None:
         previous = self._open(item, "wait")
         if previous is None:
             timeout = item["timeout"]
             previous = self._request("wait", item, match=item["match"], timeout=timeout,
-                                     due=None if timeout is None else self.now + timeout)
-        self.waits.events[item["s"]] = EventWait(item["match"], previous.body["due"], item["key"])
+                                     due=None if timeout is None else self.runner.now + timeout)
+        self.runner.waits.events[item["s"]] = EventWait(item["match"], previous.body["due"], item["key"])
 

@@ -20,21 +20,17 @@ import asyncio
 import collections
 import json
 import logging
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+
+from typing import Any
 
 from ..actions import Outcome
-from .answers import Answers
 from ..errors import CallLogMismatchError, Interrupt, LimitExceeded, SandboxError, ScriptError
 from ..stores.rows import Entry
-from .journal import Journal, JournalWriter
-from .realm import Limits, Realm
+from .attempt import Attempt, AttemptResult, Observer
+from .journal import JournalWriter
+from .realm import Realm
 from .requests import FrontierReached, Requests
 from .waits import Waits
-
-if TYPE_CHECKING:
-    from .runs import Engine
-    from ..stores.base import RunRow, Store
 
 __all__ = ["Observer", "AttemptResult", "FrontierReached", "Runner"]
 
@@ -43,51 +39,23 @@ __all__ = ["Observer", "AttemptResult", "FrontierReached", "Runner"]
 log = logging.getLogger("jupyter_sandbox")
 
 
-class Observer:
-    """Hooks for a live view of a run; every method is optional (the defaults do nothing).
-
-    They are called on the engine's thread; an observer that raises is logged and ignored.
-    """
-
-    def entries(self, run_id: str, entries: list[dict[str, Any]]) -> None: ...
-
-    def console(self, run_id: str, line: dict[str, str], replayed: bool) -> None: ...
-
-    def progress(self, run_id: str, patch: Any) -> None: ...
-
-
-@dataclass
-class AttemptResult:
-    """How an attempt ended: ``status`` is completed, failed, interrupted, parked, continued or cancelled."""
-
-    status: str
-    output: Any = None
-    error: SandboxError | None = None
-    console: list[dict[str, str]] = field(default_factory=list)
-    data: Any = None
-    interrupts: list[Interrupt] = field(default_factory=list)
-    due: float | None = None
-    waiting: list[dict[str, Any]] = field(default_factory=list)
-    state: Any = None
-    replayed: int = 0
-    call_log: list[dict[str, Any] | None] = field(default_factory=list)
-
-
 _MISSING = object()
 
 
-class Runner(Requests):
-    def __init__(self, engine: Engine, run: RunRow, journal: Journal, attempt: int, *, plan: dict[str, Any],
-                 answers: Answers, strict: bool, action_names: list[str], limits: Limits,
-                 recorded_at: Callable[[int], dict[str, Any] | None], observer: Observer, store: Store,
-                 size: int = 0, execute: bool = True):
-        self.engine, self.run, self.journal, self.store = engine, run, journal, store
-        self.source = run.source or ""
-        self.plan, self.answers, self.strict = plan, answers, strict
-        self.action_names, self.limits = action_names, limits
-        self.recorded_at, self.observer = recorded_at, observer
-        self.execute = execute  # False: a determinism check; anything live is a divergence
-        self.writer = JournalWriter(journal, attempt, limits.journal_entries, limits.journal_bytes, size)
+class Runner:
+    """Runs one ``Attempt``: the loop below, with ``Requests`` handling what the script asks for."""
+
+    def __init__(self, attempt: Attempt):
+        self.attempt = attempt
+        self.engine, self.run, self.journal, self.store = attempt.engine, attempt.run, attempt.journal, attempt.store
+        self.source = attempt.run.source or ""
+        self.plan, self.answers, self.strict = attempt.plan, attempt.answers, attempt.strict
+        self.action_names, self.limits = attempt.action_names, attempt.limits
+        self.recorded_at, self.observer = attempt.recorded_at, attempt.observer
+        self.execute = attempt.execute
+        self.writer = JournalWriter(attempt.journal, attempt.number, attempt.limits.journal_entries,
+                                    attempt.limits.journal_bytes, attempt.size)
+        self.handlers = Requests(self)  # the request table: one handler per kind the prelude queues
         self.inflight: dict[int, asyncio.Future[Outcome]] = {}
         self.starting: list[tuple[int, Any]] = []  # calls made since the last turn, not started yet
         self.done: collections.deque[tuple[int, asyncio.Future[Outcome]]] = collections.deque()
@@ -178,11 +146,11 @@ class Runner(Requests):
             if not self.replaying:
                 items = realm.take()
                 if items:
-                    self._handle(items)
+                    self.handlers.handle(items)
                 return
             step = realm.deliver(self.now)
             if isinstance(step, list):
-                self._handle(step)
+                self.handlers.handle(step)
                 if self.interrupts or self.continue_state is not _MISSING:
                     return
             elif step == -1:

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 from ..actions import Action, Resume, to_json
+from . import children
 from .clock import Clock
 from ..errors import (CallLogMismatchError, LimitExceeded, RunBusyError, RunParked, RunStateError, SandboxError,
                      SandboxInterrupt, ScriptError)
@@ -21,7 +22,9 @@ from .lint import lint
 from .realm import Limits
 from ..results import CheckReport, RunResult
 from .answers import Answers
-from .runner import AttemptResult, FrontierReached, Observer, Runner
+from .attempt import Attempt, AttemptResult, Observer
+from .requests import FrontierReached
+from .runner import Runner
 from ..stores.base import RunRow, Store, new_run_id, source_hash
 
 __all__ = ["Engine"]
@@ -48,11 +51,9 @@ class Engine:
         old, self.executor = self.executor, ThreadPoolExecutor(max_workers=32, thread_name_prefix="jsbx-action")
         old.shutdown(wait=False)
 
-    async def run_child(self, parent: Runner, slot: int, op: str, spec: Any, child_id: str, answers: Answers,
+    async def run_child(self, parent: Attempt, slot: int, op: str, spec: Any, child_id: str, answers: Answers,
                         resumed: bool) -> Any:
-        from .children import run_child
-
-        return await run_child(self, parent, op, spec, child_id, answers)
+        return await children.run_child(self, parent, op, spec, child_id, answers)
 
     def progress(self, run_id: str, patch: Any, observer: Observer) -> None:
         for hook in (observer.progress, self.on_progress):
@@ -137,10 +138,10 @@ class Engine:
         number = self.store.claim(run.id, allowed, source_hash=run.source_hash or "", force=force)
         journal = Journal(self.store.entries(run.id))
         answers.settle_first(journal)
-        runner = Runner(self, run, journal, number, plan=plan or journal.plan(), answers=answers,
-                        strict=bool(run.options.get("strict")), action_names=self._action_names(run),
-                        limits=limits, recorded_at=recorded_at or journal.recorded, observer=observer,
-                        size=self.store.journal_bytes(run.id), store=self.store)
+        runner = Runner(Attempt(self, run, journal, number, plan=plan or journal.plan(), answers=answers,
+                                strict=bool(run.options.get("strict")), action_names=self._action_names(run),
+                                limits=limits, recorded_at=recorded_at or journal.recorded, observer=observer,
+                                store=self.store, size=self.store.journal_bytes(run.id)))
         runner.writer.append("attempt", None, n=number, source_hash=run.source_hash,
                              resumed_from=sorted([*answers.by_id, *map(str, answers.by_position)]))
         try:
@@ -242,10 +243,10 @@ class Engine:
             self.check_source(source, self.limits)
             run.source = source
         scratch = self.scratch()
-        runner = Runner(self, run, journal, journal.attempts + 1, plan=journal.plan(), answers=Answers(),
-                        strict=bool(run.options.get("strict")), action_names=self._action_names(run),
-                        limits=self._limits_of(run), recorded_at=journal.recorded, observer=Observer(),
-                        execute=False, store=scratch)
+        runner = Runner(Attempt(self, run, journal, journal.attempts + 1, plan=journal.plan(), answers=Answers(),
+                                strict=bool(run.options.get("strict")), action_names=self._action_names(run),
+                                limits=self._limits_of(run), recorded_at=journal.recorded, observer=Observer(),
+                                store=scratch, execute=False))
         result = await runner.run_attempt()
         scratch.close()
         error = result.error

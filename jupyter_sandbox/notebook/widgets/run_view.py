@@ -23,7 +23,7 @@ import ipywidgets as w
 
 from ...errors import CallLogMismatchError, RunParked, SandboxError, SandboxInterrupt
 from ...results import RunResult
-from ...engine.runner import Observer
+from ...engine.attempt import Observer
 from ...sandbox import Sandbox
 from . import follow
 from .follow import RunCancelled

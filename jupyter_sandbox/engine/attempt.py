@@ -1,0 +1,103 @@
+"""What one attempt of one run needs, in one place, and what it reports.
+
+``Attempt`` is everything the runner is handed for one attempt: the run, its
+journal, the answers, the limits and the engine's services. ``EngineServices``
+is the small protocol the runner and child runs call back into (``runs.Engine``
+implements it), so neither imports the engine that drives them.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from ..actions import Action, Outcome
+from ..errors import Interrupt, SandboxError
+from ..stores.base import RunRow, Store
+from .answers import Answers
+from .clock import Clock
+from .journal import Journal
+from .realm import Limits
+
+__all__ = ["Attempt", "AttemptResult", "EngineServices", "Observer"]
+
+
+class Observer:
+    """Hooks for a live view of a run; every method is optional (the defaults do nothing).
+
+    They are called on the engine's thread; an observer that raises is logged and ignored.
+    """
+
+    def entries(self, run_id: str, entries: list[dict[str, Any]]) -> None: ...
+
+    def console(self, run_id: str, line: dict[str, str], replayed: bool) -> None: ...
+
+    def progress(self, run_id: str, patch: Any) -> None: ...
+
+
+@dataclass
+class AttemptResult:
+    """How an attempt ended: ``status`` is completed, failed, interrupted, parked, continued or cancelled."""
+
+    status: str
+    output: Any = None
+    error: SandboxError | None = None
+    console: list[dict[str, str]] = field(default_factory=list)
+    data: Any = None
+    interrupts: list[Interrupt] = field(default_factory=list)
+    due: float | None = None
+    waiting: list[dict[str, Any]] = field(default_factory=list)
+    state: Any = None
+    replayed: int = 0
+    call_log: list[dict[str, Any] | None] = field(default_factory=list)
+
+
+class EngineServices(Protocol):
+    """What an attempt asks of the engine that runs it (implemented by ``runs.Engine``)."""
+
+    store: Store
+    clock: Clock
+    actions: dict[str, Action]
+    agents: dict[str, Action]
+    executor: Executor
+
+    def replace_executor(self) -> None:
+        """A fresh pool for plain actions (a timed-out thread cannot be stopped, so it is never reused)."""
+
+    def progress(self, run_id: str, patch: Any, observer: Observer) -> None:
+        """Hand a ``ctx.progress`` patch to the observers (never journaled)."""
+
+    def new_run_id(self) -> str: ...
+
+    def check_source(self, source: str, limits: Limits) -> None:
+        """Size, characters and lint of a script, before it runs."""
+
+    async def run_child(self, parent: "Attempt", slot: int, op: str, spec: Any, child_id: str, answers: Answers,
+                        resumed: bool) -> Outcome:
+        """Run (or resume) a child run of ``parent`` at ``slot``; its outcome as the parent's call sees it."""
+
+    async def run_chain(self, run: RunRow, answers: Answers, observer: Observer, limits: Limits,
+                        plan: dict[str, Any] | None = None, recorded_at: Any = None,
+                        force: bool = False) -> tuple[AttemptResult, RunRow, list[str]]:
+        """Run attempts along a ``continueAsNew`` chain until one does not continue."""
+
+
+@dataclass
+class Attempt:
+    """One attempt of one run: its inputs and the services it calls."""
+
+    engine: EngineServices
+    run: RunRow
+    journal: Journal
+    number: int
+    plan: dict[str, Any]
+    answers: Answers
+    strict: bool
+    action_names: list[str]
+    limits: Limits
+    recorded_at: Callable[[int], dict[str, Any] | None]  # the recorded call-log entry at a slot (for mismatches)
+    observer: Observer
+    store: Store           # where the attempt writes (a scratch store for a determinism check)
+    size: int = 0          # the journal's encoded size so far (the journal cap counts from it)
+    execute: bool = True   # False: a determinism check; anything live is a divergence
