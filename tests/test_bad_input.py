@@ -652,7 +652,7 @@ def _run_wave(tmp: Path, names: list[str], deadline: float) -> dict[str, str]:
     procs = {}
     for name in names:
         program = tmp / f"{name}.py"
-        program.write_text(HANG_PROGRAM.format(root=str(ROOT), stress=str(ROOT / "bench" / "stress.py"),
+        program.write_text(HANG_PROGRAM.format(root=str(ROOT), stress=str(ROOT / "bench" / "stress" / "__main__.py"),
                                                source=HANG_CASES[name]))
         procs[name] = subprocess.Popen([sys.executable, str(program)], stdout=subprocess.PIPE,
                                        stderr=subprocess.DEVNULL, text=True)
@@ -684,7 +684,7 @@ def hangs(tmp_path_factory):
 
 def test_the_hang_harness_reports_a_normal_case(tmp_path):
     program = tmp_path / "ok.py"
-    program.write_text(HANG_PROGRAM.format(root=str(ROOT), stress=str(ROOT / "bench" / "stress.py"),
+    program.write_text(HANG_PROGRAM.format(root=str(ROOT), stress=str(ROOT / "bench" / "stress" / "__main__.py"),
                                            source="await new Promise(() => {})"))
     stdout = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=30).stdout
     assert "RESULT ScriptError" in stdout
