@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 
 import pytest
@@ -48,3 +49,63 @@ def counted(sb):
 
     sb.calls = calls
     return sb
+
+
+# -- PostgreSQL: one throwaway cluster per session (tests/postgres_server.py), one fresh schema per test ------
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("true", "1", "yes")
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """The URL of a PostgreSQL server: ``JUPYTER_SANDBOX_TEST_POSTGRES``, else a cluster started here.
+
+    Without PostgreSQL the Postgres half of the suite is skipped, except under
+    ``CI=true``, where it fails: CI must test both backends.
+    """
+    from postgres_server import PostgresCluster
+
+    given = os.environ.get("JUPYTER_SANDBOX_TEST_POSTGRES")
+    if given:
+        yield given
+        return
+    try:
+        import psycopg  # noqa: F401
+        cluster = PostgresCluster()
+        cluster.start()
+    except Exception as exc:  # not installed, or the server would not start: say which
+        if _in_ci():
+            pytest.fail(f"CI must test PostgreSQL, but it is not usable here: {exc}")
+        pytest.skip(f"PostgreSQL is not usable here: {exc}")
+    try:
+        yield cluster.url
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server, request):
+    """A URL whose ``search_path`` is a schema of its own: an empty store for this test."""
+    import psycopg
+    from postgres_server import with_schema
+
+    schema = f"t{os.getpid()}_{next(_SCHEMAS)}"
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    yield with_schema(postgres_server, schema)
+    if os.environ.get("JUPYTER_SANDBOX_TEST_POSTGRES"):  # someone else's server: leave it clean
+        with psycopg.connect(postgres_server, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+_SCHEMAS = itertools.count()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_url(request, tmp_path):
+    """The store every conformance test runs on: an SQLite file, then a PostgreSQL schema."""
+    if request.param == "sqlite":
+        return str(tmp_path / "runs.sqlite")
+    return request.getfixturevalue("postgres_url")
