@@ -1,0 +1,87 @@
+"""The shape of the code: no import cycles, and each package's promise about what it imports.
+
+The layer contracts themselves are import-linter's (pyproject ``[tool.importlinter]``,
+run by ``.ci/run``); these tests state the two rules a reader relies on most.
+"""
+
+from __future__ import annotations
+
+import grimp
+import pytest
+
+
+@pytest.fixture(scope="module")
+def graph():
+    # Imports under ``if TYPE_CHECKING:`` are annotations, not a runtime dependency.
+    return grimp.build_graph("jupyter_sandbox", include_external_packages=True, exclude_type_checking_imports=True,
+                             cache_dir=None)
+
+
+def _cycles(graph) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's algorithm, iteratively)."""
+    modules = sorted(m for m in graph.modules if m.startswith("jupyter_sandbox"))
+    edges = {m: sorted(n for n in graph.find_modules_directly_imported_by(m) if n.startswith("jupyter_sandbox"))
+             for m in modules}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in modules:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            if i < len(edges[node]):
+                work.append((node, i + 1))
+                nxt = edges[node][i]
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_module_imports_itself_through_others(graph):
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_sees_a_cycle():
+    class Loop:  # two modules importing each other
+        modules = {"jupyter_sandbox.a", "jupyter_sandbox.b"}
+
+        @staticmethod
+        def find_modules_directly_imported_by(module):
+            return {"jupyter_sandbox.a": {"jupyter_sandbox.b"}, "jupyter_sandbox.b": {"jupyter_sandbox.a"}}[module]
+
+    assert _cycles(Loop) == [["jupyter_sandbox.a", "jupyter_sandbox.b"]]
+
+
+@pytest.mark.parametrize("package", ["jupyter_sandbox.engine", "jupyter_sandbox.stores"])
+def test_engine_and_stores_never_import_ipython(graph, package):
+    chains = [graph.find_shortest_chain(importer=package, imported=name)
+              for name in ("IPython", "ipywidgets", "anywidget") if name in graph.modules]
+    assert chains == [None] * len(chains)
+
+
+def test_stores_never_import_the_engine(graph):
+    assert graph.find_shortest_chain(importer="jupyter_sandbox.stores", imported="jupyter_sandbox.engine") is None
