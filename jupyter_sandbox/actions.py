@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from .errors import InvalidValue
 
-__all__ = ["Action", "ActionInterrupt", "Resume", "Outcome", "call_action", "to_json"]
+__all__ = ["Action", "ActionInterrupt", "InputInvalid", "Resume", "Outcome", "call_action", "to_json"]
 
 
 class ActionInterrupt(Exception):
@@ -53,13 +53,26 @@ class Resume:
     id: str | None = None
 
 
+class InputInvalid(Exception):
+    """A call's input does not match its action's schema: ``issues`` is ``[{path, message}]``."""
+
+    def __init__(self, issues: list[dict[str, str]]):
+        self.issues = issues
+        super().__init__("; ".join(f"{i['path']}: {i['message']}" for i in issues) or "invalid input")
+
+
 @dataclass
 class Action:
+    """``spec``: the catalog entry (``agents.catalog.ActionSpec``) when the action is typed. Where a call
+    enters, ``call_action`` asks it to ``validate`` the input, to bind the valid value to the function's
+    ``arguments``, and to ``dump`` the result to JSON values: the engine needs no knowledge of types."""
+
     name: str
     fn: Callable[..., Any]
     approval: bool = False
     timeout: float | None = None
     description: str | None = None
+    spec: Any = None
 
     def __post_init__(self) -> None:
         params = inspect.signature(self.fn).parameters.values()
@@ -147,16 +160,26 @@ async def call_action(action: Action, input: Any, resume: Resume | None, executo
 
     ``gate=False`` skips the approval step when an earlier attempt already approved this call.
     """
+    spec = action.spec if action.spec is not None and action.spec.checks else None
     if action.approval and gate:
         if resume is None:
+            refused = _checked(action, spec, input) if spec is not None else None
+            if isinstance(refused, Outcome):  # no human is asked to approve a call that cannot run
+                return refused
             return Outcome("interrupt", data={"action": action.name, "input": input}, approval=True)
         approved, input, reason = _approval(resume.value, input)
         if not approved:
             return Outcome("error", error={"name": "Rejected", "message": f"{action.name} was rejected"
                                            + (f": {reason}" if reason else "")})
         resume = None  # the answer was for the approval, not for the function
-    args = (input,) if action.takes_input else ()
-    kwargs = {"resume": resume} if action.takes_resume else {}
+    args, kwargs = ((input,) if action.takes_input else ()), {}
+    if spec is not None:  # an edited approval is checked against the same schema
+        bound = _checked(action, spec, input)
+        if isinstance(bound, Outcome):
+            return bound
+        args, kwargs = bound
+    if action.takes_resume:
+        kwargs["resume"] = resume
     limit = action.timeout if action.timeout is not None else timeout
     try:
         if action.is_async:
@@ -179,12 +202,23 @@ async def call_action(action: Action, input: Any, resume: Resume | None, executo
     except BaseException as exc:  # any failure of user code, even SystemExit, becomes the script's ActionError
         return Outcome("error", error=describe_exception(exc))
     try:
+        if spec is not None:
+            value = spec.dump(value)
         text = to_json(value, f"the value {action.name} returned")
     except TypeError as exc:
         return Outcome("error", error={"name": "TypeError", "message": str(exc)})
     # The journal keeps exactly what the script sees (tuples as lists, and so on).
     plain = json.loads(text) if isinstance(value, (dict, list, tuple)) else value
     return Outcome("ok", value=plain, json=text)
+
+
+def _checked(action: Action, spec: Any, input: Any) -> Outcome | tuple[tuple, dict]:
+    """The function's arguments for a valid input, or the failure naming every issue (the script's ActionError)."""
+    try:
+        return spec.arguments(spec.validate(input))
+    except InputInvalid as exc:
+        return Outcome("error", error={"name": "InvalidInput", "issues": exc.issues,
+                                       "message": f"{action.name}: invalid input: {exc}"})
 
 
 class _Escaped(Exception):

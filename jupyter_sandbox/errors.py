@@ -126,12 +126,16 @@ class ActionError(ScriptError):
 
     Inside the script this is a catchable JavaScript ``ActionError`` with
     ``.action`` and ``.message``. It reaches Python only when the script does
-    not catch it; ``action`` names the action.
+    not catch it; ``action`` names the action. ``issues`` (``[{path, message}]``, else None) lists what
+    the action's schema found wrong with the input, when that is why it failed.
     """
 
-    def __init__(self, action: str, message: str, **kwargs: Any):
-        self.action = action
+    def __init__(self, action: str, message: str, *, issues: list[dict[str, str]] | None = None, **kwargs: Any):
+        self.action, self.issues = action, issues
         super().__init__("ActionError", message, **kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "action": self.action, "issues": self.issues}
 
 
 LIMITS = ("source-size", "memory", "stack", "fuel-exhausted", "journal-cap", "generations")

@@ -51,12 +51,15 @@ class Sandbox:
     # -- registering ------------------------------------------------------------
 
     def action(self, fn: Callable[..., Any] | None = None, *, name: str | None = None, approval: bool = False,
-               timeout: float | None = None) -> Any:
+               timeout: float | None = None, input_schema: Any = None, output_schema: Any = None) -> Any:
         """Register a Python callable as an action (a decorator, bare or with options).
 
         The script calls it as ``await actions.NAME(input)`` or ``await ctx.call("NAME", input)``.
         ``approval=True`` pauses the run for a human before the first call;
         ``timeout`` (seconds) turns a hung call into an ``ActionError``.
+        Type hints (or ``input_schema``/``output_schema``: a JSON Schema dict or a type) make it typed:
+        each call's input is validated before it runs, and its declaration says what it takes and
+        returns (``agents/catalog.py``).
         """
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             if not callable(fn):
@@ -64,7 +67,13 @@ class Sandbox:
             action_name = name or fn.__name__
             if not action_name.isidentifier():
                 raise ValueError(f"action name {action_name!r} must be a valid identifier")
-            self._engine.actions[action_name] = Action(action_name, fn, approval=approval, timeout=timeout)
+            spec = None
+            if input_schema is not None or output_schema is not None or getattr(fn, "__annotations__", None):
+                from .agents.catalog import spec_for  # pydantic is loaded only for typed actions
+
+                spec = spec_for(fn, action_name, input_schema=input_schema, output_schema=output_schema)
+            self._engine.actions[action_name] = Action(action_name, fn, approval=approval, timeout=timeout,
+                                                       spec=spec)
             return fn
 
         return register(fn) if fn is not None else register
@@ -80,6 +89,26 @@ class Sandbox:
     @property
     def actions(self) -> dict[str, Action]:
         return dict(self._engine.actions)
+
+    # -- code mode (agents/) ------------------------------------------------------------
+
+    def catalog(self, actions: Iterable[str] | None = None) -> list[Any]:
+        """The actions' catalog entries (``agents.catalog.ActionSpec``: name, description, schemas), by name."""
+        from .agents.catalog import spec_of
+
+        return [spec_of(self._engine.actions[n]) for n in _chosen(self._engine.actions, actions)]
+
+    def declarations(self, actions: Iterable[str] | None = None) -> str:
+        """TypeScript declarations of a script's world: the actions, ``ctx``, the globals and the rules."""
+        from .agents.typescript import declarations
+
+        return declarations(self.catalog(actions))
+
+    def tool(self, name: str = "sandbox", *, actions: Iterable[str] | None = None, **options: Any) -> Any:
+        """This sandbox as an agent's tool (``agents.tool.SandboxTool``): the model writes a script, the tool runs it."""
+        from .agents.tool import SandboxTool
+
+        return SandboxTool(self, name, actions=actions, **options)
 
     # -- running -------------------------------------------------------------------
 
@@ -214,6 +243,15 @@ class Sandbox:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _chosen(registered: dict[str, Action], actions: Iterable[str] | None) -> list[str]:
+    """The names asked for (every registered action when None), sorted; an unknown name is a KeyError naming it."""
+    names = sorted(registered) if actions is None else list(actions)
+    unknown = [n for n in names if n not in registered]
+    if unknown:
+        raise KeyError(f"no action named {unknown[0]!r} is registered (available: {', '.join(sorted(registered))})")
+    return names
 
 
 def _check_arguments(*, name: Any, actions: Any, limits: Any) -> None:

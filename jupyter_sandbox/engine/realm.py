@@ -251,8 +251,9 @@ class Realm:
         if name == "ActionError":
             from ..errors import ActionError
 
+            issues = error.get("issues")
             return ActionError(error.get("action", "?"), message, line=line, column=column, stack=stack,
-                               source=self.source, run_id=run_id)
+                               source=self.source, run_id=run_id, issues=issues if isinstance(issues, list) else None)
         return ScriptError(name, message, line=line, column=column, stack=stack, source=self.source, run_id=run_id)
 
     def _fuel_exhausted(self, line: int | None = None) -> LimitExceeded:

@@ -262,17 +262,19 @@ function deliverable() {
 const pending = table(); // slot -> [resolve, reject, actionName]
 
 class ActionError extends ErrorCtor {
-  constructor(action, message) {
+  constructor(action, message, issues) {
     super(message);
     // defined, not assigned: a frozen Error.prototype must not break the host
     ObjectDefine(this, "action", { __proto__: null, value: action, writable: true, enumerable: true, configurable: true });
+    // an input the action's schema refused: [{path, message}] (agents/catalog.py)
+    if (issues !== undefined) ObjectDefine(this, "issues", { __proto__: null, value: issues, writable: true, enumerable: true, configurable: true });
   }
 }
 ObjectDefine(ActionError.prototype, "name", { __proto__: null, value: "ActionError", writable: true, configurable: true });
 
 function settleWith(res, rej, action, ok, value, error) {
   if (ok) res(value);
-  else rej(new ActionError(error.action || action, error.message));
+  else rej(new ActionError(error.action || action, error.message, error.issues));
 }
 
 // An effect the script asked for. ``inputText`` is its canonical input (the
@@ -535,7 +537,10 @@ function describeError(e) {
 
 function describeThrown(e) {
   if (e instanceof ErrorCtor) {
-    const action = e instanceof ActionError ? `,"action":${str(e.action)}` : "";
+    let action = e instanceof ActionError ? `,"action":${str(e.action)}` : "";
+    if (action !== "" && e.issues !== undefined) {
+      try { action += `,"issues":${toJSONText(e.issues, "issues")}`; } catch (failure) { /* the script broke them: left out */ }
+    }
     return `{"name":${str(e.name)},"message":${str(e.message)},"stack":${str(e.stack || "")}${action}}`;
   }
   return `{"name":"Error","message":${str("uncaught " + show(e))},"stack":""}`;

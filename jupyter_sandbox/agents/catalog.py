@@ -1,0 +1,286 @@
+"""The action catalog: one schema per action, used for declarations, validation and the card's edit form.
+
+Each action's entry (``ActionSpec``) has a name, a description (its
+docstring; parameter descriptions from the docstring's parameter section), an
+input and an output JSON Schema, derived from its type hints by pydantic, or
+given explicitly to ``@sb.action(input_schema=..., output_schema=...)`` (a
+JSON Schema dict, or a type pydantic understands). Untyped actions stay
+allowed: their input and output are ``None`` here (``unknown`` in the
+declarations) and nothing is checked.
+
+How the script's one argument reaches the function:
+
+* ``def f(msg: Email)``: the input is validated as an ``Email`` and passed as
+  the one argument (a pydantic model, dataclass, ``TypedDict``... whatever
+  was declared). A default makes the input optional.
+* ``def f(to: str, body: str)`` (two or more parameters, all annotated or
+  required) or ``def f(*, to: str)``: the input is an object with those
+  fields, passed as keyword arguments.
+* ``def f()``: no input.
+
+``check_input(spec, value)`` is the validation exposed to the approval card:
+the issues an edited input would meet, ``[]`` when it is valid.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import docstring_parser
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+from ..actions import Action, InputInvalid
+from ..errors import InvalidValue
+
+__all__ = ["ActionSpec", "MAX_ISSUES", "check_input", "issue_path", "spec_for", "spec_of"]
+
+MAX_ISSUES = 20  # a hostile input can fail thousands of ways; the journal keeps the first ones
+_NOTHING = object()
+
+
+@dataclass(eq=False)
+class ActionSpec:
+    """One action's catalog entry. ``input_schema``/``output_schema`` are JSON Schemas, or None for unknown."""
+
+    name: str
+    description: str | None = None
+    input_schema: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = None
+    takes_input: bool = True        # False: the function takes no input at all
+    input_optional: bool = True     # the script may call it without an input
+    returns: str | None = None      # the docstring's description of what it returns
+    approval: bool = False
+    _validate: Callable[[Any], Any] | None = field(default=None, repr=False)
+    _bind: Callable[[Any], tuple[tuple, dict]] = field(default=lambda value: ((value,), {}), repr=False)
+    _dump: Callable[[Any], Any] | None = field(default=None, repr=False)
+    _keywords: tuple[str, ...] = field(default=(), repr=False)  # fields mode: the parameters the input's keys fill
+
+    @property
+    def checks(self) -> bool:
+        """Whether ``call_action`` must use this entry (a typed input or output)."""
+        return self._validate is not None or self._dump is not None
+
+    def validate(self, value: Any) -> Any:
+        """The value the function receives; ``InputInvalid`` with every issue when ``value`` does not fit."""
+        return value if self._validate is None else self._validate(value)
+
+    def arguments(self, value: Any) -> tuple[tuple, dict]:
+        """The function's positional and keyword arguments for a validated input."""
+        return self._bind(value)
+
+    def dump(self, value: Any) -> Any:
+        """A returned value as JSON values (models, dataclasses, datetimes, enums, UUIDs converted by pydantic)."""
+        if self._dump is None:
+            return value
+        try:
+            return self._dump(value)
+        except (PydanticSerializationError, ValueError, TypeError) as exc:
+            raise InvalidValue(f"the value {self.name} returned is not JSON: {str(exc).splitlines()[0]}") from None
+
+
+def check_input(spec: ActionSpec, value: Any) -> list[dict[str, str]]:
+    """The issues ``value`` would meet as ``spec``'s input (``[]``: it is valid). For the approval card's edits."""
+    try:
+        spec.validate(value)
+    except InputInvalid as exc:
+        return exc.issues
+    return []
+
+
+def spec_of(action: Action) -> ActionSpec:
+    """The catalog entry of a registered action (an untyped one gets an ``unknown`` entry here)."""
+    if action.spec is None:
+        action.spec = spec_for(action.fn, action.name)
+    action.spec.approval = action.approval
+    return action.spec
+
+
+def spec_for(fn: Callable[..., Any], name: str, *, input_schema: Any = None, output_schema: Any = None) -> ActionSpec:
+    """Derive ``fn``'s entry from its signature, type hints and docstring; explicit schemas win."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        signature = inspect.Signature()
+    doc = docstring_parser.parse(inspect.getdoc(fn) or "")
+    described = {p.arg_name: p.description for p in doc.params if p.description}
+    text = "\n\n".join(t for t in (doc.short_description, doc.long_description) if t) or None
+    spec = ActionSpec(name, text, returns=doc.returns.description if doc.returns else None)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception as exc:  # an annotation that names something undefined
+        raise TypeError(f"action {name}: cannot read its type hints: {exc}") from None
+    params = [p for p in signature.parameters.values()
+              if p.name != "resume" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    try:
+        _derive_input(spec, params, hints, described, signature)
+        if input_schema is not None:
+            _explicit_input(spec, input_schema)
+        returned = hints.get("return", _NOTHING)
+        if output_schema is not None:
+            _explicit_output(spec, output_schema)
+        elif returned is not _NOTHING:
+            adapter = TypeAdapter(returned)
+            spec.output_schema = adapter.json_schema(mode="serialization")
+            spec._dump = lambda value: adapter.dump_python(value, mode="json", warnings=False)
+        if spec._validate is not None and spec._dump is None:
+            spec._dump = to_jsonable_python
+    except InvalidValue:
+        raise
+    except Exception as exc:  # pydantic's schema errors name the type; say which action too
+        raise TypeError(f"action {name}: cannot derive a schema: {str(exc).splitlines()[0]}") from None
+    return spec
+
+
+def _fields_mode(params: list[inspect.Parameter], hints: dict[str, Any]) -> bool:
+    required = [p for p in params if p.default is p.empty and p.kind != p.KEYWORD_ONLY]
+    return (any(p.kind == p.KEYWORD_ONLY for p in params) or len(required) >= 2
+            or (len(params) >= 2 and all(p.name in hints for p in params)))
+
+
+def _derive_input(spec: ActionSpec, params: list[inspect.Parameter], hints: dict[str, Any],
+                  described: dict[str, str], signature: inspect.Signature) -> None:
+    if not params:
+        # ``def f(*args)`` still gets the input, untyped, as the action always did; ``def f()`` none
+        spec.takes_input = any(p.kind == p.VAR_POSITIONAL for p in signature.parameters.values())
+        spec._bind = (lambda value: ((value,), {})) if spec.takes_input else (lambda value: ((), {}))
+        return
+    if _fields_mode(params, hints):
+        _fields(spec, params, hints, described)
+        return
+    first = params[0]
+    default = first.default
+    spec.input_optional = default is not first.empty
+    if first.name not in hints:
+        return
+    adapter = TypeAdapter(hints[first.name])
+    schema = adapter.json_schema()
+    if described.get(first.name) and "description" not in schema:
+        schema["description"] = described[first.name]
+    spec.input_schema = schema
+
+    def validate(value: Any) -> Any:
+        if value is None and spec.input_optional:
+            return default
+        try:
+            return adapter.validate_python(value)
+        except ValidationError as exc:
+            raise InputInvalid(_pydantic_issues(exc)) from None
+
+    spec._validate = validate
+
+
+def _fields(spec: ActionSpec, params: list[inspect.Parameter], hints: dict[str, Any],
+            described: dict[str, str]) -> None:
+    # Fields get neutral names with the parameter as alias: a parameter named ``json`` or
+    # ``_x`` must not collide with pydantic's own attributes or rules.
+    definitions = {f"p{i}": (hints.get(p.name, Any),
+                             Field(... if p.default is p.empty else p.default, alias=p.name,
+                                   description=described.get(p.name)))
+                   for i, p in enumerate(params)}
+    model = create_model(f"{spec.name}_input", __config__=ConfigDict(extra="forbid"), **definitions)
+    spec.input_schema = model.model_json_schema()
+    spec.input_optional = all(p.default is not p.empty for p in params)
+    positional = [p for p in params if p.kind == p.POSITIONAL_ONLY]
+
+    def validate(value: Any) -> Any:
+        try:
+            return model.model_validate({} if value is None else value)
+        except ValidationError as exc:
+            raise InputInvalid(_pydantic_issues(exc)) from None
+
+    def bind(checked: Any) -> tuple[tuple, dict]:
+        values = [getattr(checked, f"p{i}") for i in range(len(params))]
+        args = tuple(values[:len(positional)])
+        return args, {p.name: v for p, v in zip(params[len(positional):], values[len(positional):])}
+
+    spec._validate, spec._bind, spec._keywords = validate, bind, tuple(p.name for p in params)
+
+
+def _explicit_input(spec: ActionSpec, schema: Any) -> None:
+    if isinstance(schema, dict):
+        from jsonschema import validators
+
+        cls = validators.validator_for(schema)
+        cls.check_schema(schema)  # a broken schema is refused where it is registered
+        checker = cls(schema)
+        spec.input_schema = schema
+
+        def validate(value: Any) -> Any:
+            found = sorted(checker.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
+            if found:
+                raise InputInvalid(_capped([{"path": issue_path(e.absolute_path), "message": e.message}
+                                            for e in found]))
+            return value
+
+        spec._validate = validate
+        spec.input_optional = checker.is_valid(None)
+        if spec._keywords:  # fields mode: the keys become keyword arguments
+            names = set(spec._keywords)
+            spec._bind = lambda value: ((), {k: v for k, v in (value or {}).items() if k in names})
+        return
+    adapter = TypeAdapter(schema)
+    spec.input_schema = adapter.json_schema()
+
+    def validate_type(value: Any) -> Any:
+        try:
+            return adapter.validate_python(value)
+        except ValidationError as exc:
+            raise InputInvalid(_pydantic_issues(exc)) from None
+
+    spec._validate, spec._bind, spec.input_optional = validate_type, (lambda value: ((value,), {})), False
+
+
+def _explicit_output(spec: ActionSpec, schema: Any) -> None:
+    if isinstance(schema, dict):
+        from jsonschema import validators
+
+        validators.validator_for(schema).check_schema(schema)
+        spec.output_schema, spec._dump = schema, to_jsonable_python
+        return
+    adapter = TypeAdapter(schema)
+    spec.output_schema = adapter.json_schema(mode="serialization")
+    spec._dump = lambda value: adapter.dump_python(value, mode="json", warnings=False)
+
+
+def issue_path(location: Any) -> str:
+    """``$.items[0].name`` from a location's parts (``$`` is the input itself)."""
+    path = "$"
+    for part in location:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif isinstance(part, str) and part.isidentifier():
+            path += f".{part}"
+        else:
+            path += f"[{json.dumps(str(part))}]"
+    return path
+
+
+def _pydantic_issues(exc: ValidationError) -> list[dict[str, str]]:
+    issues = []
+    for error in exc.errors(include_url=False, include_context=False):
+        message = error["msg"]
+        if error["type"] != "missing":
+            shown = _short(error.get("input"))
+            if shown is not None:
+                message += f" (got {shown})"
+        issues.append({"path": issue_path(error["loc"]), "message": message})
+    return _capped(issues)
+
+
+def _short(value: Any, width: int = 40) -> str | None:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
+    return text if len(text) <= width else None
+
+
+def _capped(issues: list[dict[str, str]]) -> list[dict[str, str]]:
+    if len(issues) <= MAX_ISSUES:
+        return issues
+    return [*issues[:MAX_ISSUES], {"path": "$", "message": f"and {len(issues) - MAX_ISSUES} more issues"}]
