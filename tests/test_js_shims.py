@@ -21,7 +21,10 @@ JS_DIR = Path(__file__).resolve().parent.parent / "jupyter_sandbox" / "engine" /
 FRAGMENTS = (JS_DIR / "date.js").read_text() + "\n" + (JS_DIR / "textcodec.js").read_text()
 
 NOW = 1700000000123  # 2023-11-14T22:13:20.123Z, a Tuesday
-PRELUDE = f"const D = makeRecordedDate(Date, () => {NOW}); const S = makeStrictDate(Date);"
+# Each call neutralises the one intrinsic Date.prototype in place (its constructor is the last
+# Date made), so D is made last; HOST_HOURS is read from the intrinsic before either.
+PRELUDE = (f"const HOST_HOURS = new Date(0).getHours();"
+           f"const S = makeStrictDate(Date); const D = makeRecordedDate(Date, () => {NOW});")
 
 
 def js(expression: str, setup: str = ""):
@@ -193,13 +196,22 @@ def test_methods_check_their_receiver():
     assert thrown("D.prototype.toString.call({})")[0] == "TypeError"
 
 
-def test_the_engine_date_is_left_untouched():
-    setup = "const before = Date.prototype.getHours; const C = makeRecordedDate(Date, () => 0);"
-    assert js("[Date.prototype.getHours === before, Date.prototype.constructor === Date, C.prototype === Date.prototype]", setup) == [
-        True,
-        True,
-        False,
-    ]
+def test_the_intrinsic_date_is_neutralised_in_place():
+    # A script can always reach the intrinsic Date.prototype (the construct protocol
+    # falls back to it), so that object itself must be harmless: UTC methods, our
+    # constructor, and the intrinsic constructor's statics replaced as well.
+    setup = "const Intrinsic = Date, proto = Date.prototype; const C = makeRecordedDate(Date, () => 42);"
+    assert js("[C.prototype === proto, proto.constructor === C, proto.getHours === proto.getUTCHours,"
+              " proto.setMonth === proto.setUTCMonth, Intrinsic.now(), Intrinsic.parse === C.parse,"
+              " Intrinsic.parse('2020-01-01T00:00'), proto.toString.call(new Intrinsic(0))]", setup) == [
+        True, True, True, True, 42, True, 1577836800000,
+        "Thu Jan 01 1970 00:00:00 GMT+0000 (Coordinated Universal Time)"]
+
+
+def test_the_construct_protocol_fallback_yields_the_neutralised_prototype():
+    setup = "function NT() {} NT.prototype = 0; const d = Reflect.construct(D, [0], NT);"
+    assert js("[Object.getPrototypeOf(d) === D.prototype, d.constructor === D, d.getHours(), d.constructor.now()]",
+              setup) == [True, True, 0, NOW]
 
 
 # --- Date: the host's timezone does not leak ---------------------------------
@@ -225,7 +237,7 @@ BATTERY = {
     "((d) => (d.setHours(30), d.toISOString()))(new D(2021, 6, 4))": "2021-07-05T06:00:00.000Z",
     "((d) => (d.setMinutes(-1), d.getDate()))(new D(0))": 31,
 }
-HOST_DEPENDENT = "new Date(0).getHours()"  # the engine's own Date, to prove TZ took effect
+HOST_DEPENDENT = "HOST_HOURS"  # the intrinsic Date before it was neutralised, to prove TZ took effect
 
 RUN_BATTERY = """
 import json, sys, quickjs
