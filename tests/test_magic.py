@@ -363,3 +363,11 @@ def test_module_decorators_use_the_store_beside_the_notebook(ip, tmp_path):
     assert jupyter_sandbox.default_sandbox() is sandbox()
     assert sandbox().store.path == str(tmp_path / ".sandbox" / "runs.sqlite")
     assert {"fetch", "send"} <= set(notebook.sandbox_for("other.sqlite").actions)
+
+
+def test_config_points_the_magics_at_a_postgres_store(ip, postgres_url):
+    from jupyter_sandbox.stores.postgres import PostgresStore
+
+    ip.run_line_magic("config", f"SandboxMagics.store = {postgres_url!r}")
+    cell(ip, "--name shared", "return 1")
+    assert isinstance(sandbox().store, PostgresStore) and sandbox().runs()[0].name == "shared"

@@ -1,4 +1,10 @@
-"""The durable store: runs and journals in SQLite, resumable from another process or machine."""
+"""The durable store: runs and journals, resumable from another process or machine.
+
+A conformance suite: every test taking ``store_url`` (or ``sb``) runs on an
+SQLite file and on a PostgreSQL schema (tests/conftest.py). The few that read
+SQLite's own file format are marked ``sqlite_only``; PostgreSQL's counterparts
+sit beside them.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,16 @@ import pytest
 from jupyter_sandbox import (ActionInterrupt, ManualClock, RunBusyError, RunNotFound, RunParked, RunStateError,
                              Sandbox, SandboxInterrupt, StoreError)
 from jupyter_sandbox.stores.base import SCHEMA_VERSION
+
+from store_backends import query  # noqa: E402  (tests/store_backends.py)
+
+
+@pytest.fixture
+def sb(store_url):
+    """This module's sandbox: on each backend in turn (conftest's is in memory)."""
+    sandbox = Sandbox(store_url)
+    yield sandbox
+    sandbox.close()
 
 PROGRAM = textwrap.dedent("""
     import json, os, sys, time
@@ -68,7 +84,7 @@ PROGRAM = textwrap.dedent("""
 
 
 @pytest.fixture
-def program(tmp_path):
+def program(tmp_path, store_url):
     path = tmp_path / "program.py"
     path.write_text(PROGRAM)
     effects = tmp_path / "effects.txt"
@@ -76,7 +92,7 @@ def program(tmp_path):
 
     def run(command, *args, env=None, wait=True):
         full_env = {**os.environ, **(env or {})}
-        argv = [sys.executable, str(path), str(tmp_path / "runs.sqlite"), str(effects), command, *args]
+        argv = [sys.executable, str(path), store_url, str(effects), command, *args]
         if not wait:
             return subprocess.Popen(argv, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         done = subprocess.run(argv, env=full_env, capture_output=True, text=True, timeout=60)
@@ -84,7 +100,7 @@ def program(tmp_path):
         return json.loads(done.stdout.strip().splitlines()[-1])
 
     run.effects = lambda: effects.read_text().split()
-    run.store = tmp_path / "runs.sqlite"
+    run.store = store_url
     return run
 
 
@@ -122,10 +138,10 @@ def test_two_processes_resuming_at_once_execute_the_action_once(program):
     assert program.effects().count("approve") == 1
 
 
-def test_two_threads_resuming_at_once_execute_the_action_once(tmp_path):
+def test_two_threads_resuming_at_once_execute_the_action_once(store_url):
     import time
 
-    sb = Sandbox(tmp_path / "runs.sqlite")
+    sb = Sandbox(store_url)
     calls = []
 
     @sb.action
@@ -173,7 +189,7 @@ def test_export_and_import_move_a_paused_run_to_another_store(program, tmp_path)
     exported = Sandbox(program.store).export_run(first["run_id"], tmp_path / "run.jsbx")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    sb = Sandbox(elsewhere / "other.sqlite")
+    sb = Sandbox(elsewhere / "other.sqlite")  # from either backend to an SQLite file
     calls = []
     sb.action(lambda i: calls.append(i) or i * i, name="effect")
     sb.action(lambda x, resume=None: resume.value if resume else (_ for _ in ()).throw(ActionInterrupt()),
@@ -198,6 +214,7 @@ def test_importing_a_file_that_is_not_an_export_is_a_clear_error(sb, tmp_path):
         sb.import_run(bad)
 
 
+@pytest.mark.sqlite_only
 def test_the_store_is_a_wal_sqlite_file_with_the_documented_tables(tmp_path):
     path = tmp_path / "runs.sqlite"
     Sandbox(path).eval("return 1")
@@ -209,31 +226,38 @@ def test_the_store_is_a_wal_sqlite_file_with_the_documented_tables(tmp_path):
     assert pk == ["run_id", "seq"]
 
 
-def test_journal_rows_are_cbor(tmp_path):
+def test_the_postgres_store_has_the_same_tables_and_journal_key(postgres_url):
+    Sandbox(postgres_url).eval("return 1")
+    tables = {r[0] for r in query(postgres_url, "SELECT table_name FROM information_schema.tables "
+                                                "WHERE table_schema = current_schema()")}
+    assert {"runs", "run_journal", "run_attempts", "signals", "meta"} <= tables
+    pk = [r[0] for r in query(postgres_url, "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON "
+                                            "a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) WHERE i.indisprimary "
+                                            "AND i.indrelid = 'run_journal'::regclass ORDER BY array_position(i.indkey, "
+                                            "a.attnum)")]
+    assert pk == ["run_id", "seq"]
+
+
+def test_journal_rows_are_cbor(store_url):
     import cbor2
 
-    path = tmp_path / "runs.sqlite"
-    sb = Sandbox(path)
+    sb = Sandbox(store_url)
     sb.action(lambda x: x + 1, name="inc")
     run_id = sb.eval("return await actions.inc(1)").run_id
-    rows = sqlite3.connect(path).execute("SELECT kind, body FROM run_journal WHERE run_id = ? ORDER BY seq",
-                                         (run_id,)).fetchall()
+    rows = query(store_url, "SELECT kind, body FROM run_journal WHERE run_id = ? ORDER BY seq", (run_id,))
     decoded = [(kind, cbor2.loads(body)) for kind, body in rows]
     assert [k for k, _ in decoded] == ["attempt", "call", "result"]
     assert decoded[2][1]["value"] == 2 and decoded[1][1]["key"] == "tool|inc|1"
 
 
-def test_a_store_from_a_newer_version_is_refused(tmp_path):
-    path = tmp_path / "runs.sqlite"
-    Sandbox(path).close()
-    db = sqlite3.connect(path)
-    db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
-    db.commit()
-    db.close()
+def test_a_store_from_a_newer_version_is_refused(store_url):
+    Sandbox(store_url).close()
+    query(store_url, "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
     with pytest.raises(StoreError, match="newer jupyter_sandbox"):
-        Sandbox(path)
+        Sandbox(store_url)
 
 
+@pytest.mark.sqlite_only
 def test_a_file_that_is_not_a_store_is_a_clear_error(tmp_path):
     path = tmp_path / "notes.txt"
     path.write_text("hello, this is not sqlite" * 100)
@@ -241,8 +265,8 @@ def test_a_file_that_is_not_a_store_is_a_clear_error(tmp_path):
         Sandbox(path)
 
 
-def test_runs_lists_runs_newest_first_with_names_and_status(tmp_path):
-    sb = Sandbox(tmp_path / "runs.sqlite")
+def test_runs_lists_runs_newest_first_with_names_and_status(store_url):
+    sb = Sandbox(store_url)
     sb.eval("return 1", name="first")
     with pytest.raises(Exception):
         sb.eval("throw new Error('x')", name="second")
@@ -280,11 +304,49 @@ def test_each_attempt_records_the_source_hash_it_ran(sb):
     assert sb.run(info.value.run_id).source.startswith("// edited")
 
 
-def test_parked_runs_survive_a_new_sandbox_on_the_same_file(tmp_path):
+def test_parked_runs_survive_a_new_sandbox_on_the_same_file(store_url):
     clock = ManualClock(start=0)
-    path = tmp_path / "runs.sqlite"
+    path = store_url
     with pytest.raises(RunParked) as info:
         Sandbox(path, clock=clock).eval("await ctx.hours(2); return 'later'")
     later = Sandbox(path, clock=ManualClock(start=2 * 3_600_000))
     [(run_id, result)] = later.run_due()
     assert run_id == info.value.run_id and result.output == "later"
+
+
+# -- choosing the backend by URL ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scheme", ["postgresql", "postgres"])
+def test_a_postgresql_url_opens_the_postgres_store(postgres_url, scheme):
+    from jupyter_sandbox.stores.postgres import PostgresStore
+
+    sb = Sandbox(scheme + postgres_url[len("postgresql"):])
+    assert isinstance(sb.store, PostgresStore)
+    assert sb.eval("return 41 + 1").output == 42
+
+
+def test_a_url_whose_scheme_is_not_served_names_the_schemes_that_are(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreError, match="'mysql' is not served.*sqlite://, postgresql://, postgres://"):
+        Sandbox("mysql://user@db/runs")
+    assert list(tmp_path.iterdir()) == []  # no file named after the URL
+
+
+def test_an_unreachable_database_is_a_store_error_that_hides_the_password():
+    with pytest.raises(StoreError) as info:
+        Sandbox("postgresql://team:s3cret@127.0.0.1:1/runs?connect_timeout=2")
+    assert "not a usable run store" in str(info.value) and "127.0.0.1" in str(info.value)
+    assert "s3cret" not in str(info.value) and "s3cret" not in info.value.path
+
+
+def test_the_notebook_store_comes_from_JUPYTER_SANDBOX_STORE(postgres_url, monkeypatch):
+    from jupyter_sandbox.notebook import defaults as notebook
+    from jupyter_sandbox.stores.postgres import PostgresStore
+
+    monkeypatch.setenv("JUPYTER_SANDBOX_STORE", postgres_url)
+    notebook._reset()
+    try:
+        assert isinstance(notebook.default_sandbox().store, PostgresStore)
+    finally:
+        notebook._reset()

@@ -8,7 +8,9 @@
 ``jupyter_sandbox.action`` registers on :func:`default_sandbox`, whose store is
 ``.sandbox/runs.sqlite`` under the current working directory (in a kernel: the
 notebook's folder), created on first use. ``%config SandboxMagics.store = PATH``
-(or :func:`set_default_store`) moves it; ``":memory:"`` keeps runs in memory.
+(or :func:`set_default_store`, or the ``JUPYTER_SANDBOX_STORE`` environment
+variable) moves it; ``":memory:"`` keeps runs in memory; a ``postgresql://``
+URL shares one database with every kernel and worker that has it.
 
 Everything registered here is remembered and applied to every store's
 Sandbox (``%%sandbox --store OTHER`` sees the same actions).
@@ -17,18 +19,26 @@ Sandbox (``%%sandbox --store OTHER`` sees the same actions).
 from __future__ import annotations
 
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ..sandbox import Sandbox
 
-__all__ = ["DEFAULT_STORE", "action", "agent", "default_sandbox", "from_namespace", "sandbox_for",
-           "set_default_store"]
+__all__ = ["DEFAULT_STORE", "action", "agent", "configured_store", "default_sandbox", "from_namespace",
+           "sandbox_for", "set_default_store"]
 
 DEFAULT_STORE = ".sandbox/runs.sqlite"
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")  # a database URL: not a path under the notebook's folder
 
-_default_store: str = DEFAULT_STORE
+
+def configured_store() -> str:
+    """``JUPYTER_SANDBOX_STORE`` if set (a path or a URL), else ``.sandbox/runs.sqlite``."""
+    return os.environ.get("JUPYTER_SANDBOX_STORE") or DEFAULT_STORE
+
+
+_default_store: str = configured_store()
 _sandboxes: dict[str, Sandbox] = {}
 # (kind, fn, options): replayed onto every Sandbox, so each store sees the same actions.
 _registered: list[tuple[str, Callable[..., Any], dict[str, Any]]] = []
@@ -38,7 +48,7 @@ _lock = threading.RLock()
 
 def _resolve(store: str | os.PathLike[str] | None) -> str:
     store = os.fspath(store) if store is not None else _default_store
-    if store == ":memory:":
+    if store == ":memory:" or _URL.match(store):
         return store
     path = Path(store).expanduser()
     if not path.is_absolute():  # relative to the kernel's cwd, i.e. beside the notebook
@@ -52,7 +62,7 @@ def sandbox_for(store: str | os.PathLike[str] | None = None) -> Sandbox:
     with _lock:
         sb = _sandboxes.get(key)
         if sb is None:
-            if key != ":memory:":
+            if key != ":memory:" and not _URL.match(key):
                 Path(key).parent.mkdir(parents=True, exist_ok=True)
             sb = _sandboxes[key] = Sandbox(key)
             for kind, fn, options in _registered:
@@ -137,4 +147,4 @@ def _reset() -> None:
         _sandboxes.clear()
         _registered.clear()
         _from_namespace.clear()
-        _default_store = DEFAULT_STORE
+        _default_store = configured_store()

@@ -14,11 +14,11 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from traitlets import Bool, Float, Int, Unicode, observe
+from traitlets import Bool, Float, Int, Unicode, default, observe
 from traitlets.config import Configurable
 
 from . import commands
-from .defaults import DEFAULT_STORE, from_namespace, sandbox_for, set_default_store
+from .defaults import configured_store, from_namespace, sandbox_for, set_default_store
 from ..engine.realm import Limits
 from ..sandbox import Sandbox
 from .widgets.follow import on_woken
@@ -32,8 +32,10 @@ _MIB = 1024 * 1024
 class SandboxMagics(Magics, Configurable):
     """The ``%%sandbox`` cell magic and the ``%sandbox`` line magic."""
 
-    store = Unicode(DEFAULT_STORE, help="The store file for runs, relative to the kernel's working directory "
-                    "(the notebook's folder); ':memory:' keeps runs in memory only.").tag(config=True)
+    store = Unicode(help="The store file for runs, relative to the kernel's working directory "
+                    "(the notebook's folder); ':memory:' keeps runs in memory only; a postgresql:// URL "
+                    "shares one database. Default: $JUPYTER_SANDBOX_STORE, else .sandbox/runs.sqlite."
+                    ).tag(config=True)
     strict = Bool(False, help="Run cells in strict mode by default: Math.random and Date throw "
                   "(use ctx.now() and input instead).").tag(config=True)
     fuel_seconds = Float(2.0, help="CPU seconds a script may run between two awaits before it fails "
@@ -46,6 +48,10 @@ class SandboxMagics(Magics, Configurable):
     show_timeline = Bool(True, help="Show the live timeline under a %%sandbox cell.").tag(config=True)
     scheduler_interval = Float(1.0, help="How often (seconds) each store's scheduler wakes due parked runs; "
                                "0 turns the scheduler off.").tag(config=True)
+
+    @default("store")
+    def _store_default(self) -> str:
+        return configured_store()
 
     @observe("store")
     def _store_changed(self, change: Any) -> None:

@@ -2,6 +2,7 @@
 
 ``base.py`` is the contract (``Store``, ``RunRow``), ``rows.py`` the journal
 row codec every backend shares, ``sqlite.py`` the SQLite backend and
+``postgres.py`` the PostgreSQL backend (the ``postgres`` extra), and
 ``portable.py`` the one-file export format. A new backend is one new module
 plus a line in ``open_store``.
 
@@ -19,15 +20,17 @@ from .base import RunRow, Store
 
 __all__ = ["RunRow", "Store", "SCHEMES", "open_store"]
 
-SCHEMES = ("sqlite",)  # URL schemes open_store serves; a bare path is an SQLite file
+SCHEMES = ("sqlite", "postgresql", "postgres")  # URL schemes open_store serves; a bare path is an SQLite file
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 
 
 def open_store(spec: Any) -> Store:
     """The store a ``Sandbox(store=...)`` argument names.
 
-    A path (or ``":memory:"``) is an SQLite file; ``sqlite:///path`` too. A
-    string that looks like a URL of another scheme is refused, so a database
+    A path (or ``":memory:"``) is an SQLite file; ``sqlite:///path`` too.
+    ``postgresql://…`` (or ``postgres://…``) is a PostgreSQL database (libpq
+    URL; its ``options=-csearch_path=…`` picks a schema). A string that
+    looks like a URL of another scheme is refused, so a database
     URL is never silently taken as a file name. Anything else is taken to be a
     ``Store`` already.
 
@@ -47,5 +50,9 @@ def open_store(spec: Any) -> Store:
     scheme = match.group(1).lower()
     if scheme == "sqlite":
         return SQLiteStore(text[len(match.group(0)):] or ":memory:")
+    if scheme in ("postgresql", "postgres"):
+        from .postgres import PostgresStore  # psycopg is an optional extra: imported only when asked for
+
+        return PostgresStore(text)
     raise StoreError(f"cannot open the store {text!r}: the scheme {scheme!r} is not served; "
                      f"use a file path or one of: {', '.join(s + '://' for s in SCHEMES)}", path=text)

@@ -19,7 +19,7 @@ from .rows import Entry
 
 __all__ = ["OWNER", "SCHEMA_VERSION", "RunRow", "Store", "new_run_id", "source_hash"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: runs.lease_until (leases with an expiry)
 
 # Who holds a run's lease: host, pid, and a token that tells this process
 # apart from an earlier one that had the same pid.
@@ -57,6 +57,7 @@ class RunRow:
     owner: str | None = None
     wake_at: float | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    lease_until: float | None = None  # while running: when the owner's lease expires (the store's clock, s)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("id", "name", "kind", "status", "source_hash", "input", "output",

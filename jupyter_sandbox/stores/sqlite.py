@@ -2,13 +2,13 @@
 
 All SQL lives here. Every write is one ``BEGIN IMMEDIATE`` transaction, so a
 killed process leaves either all of a write or none of it; sqlite3 errors are
-mapped to ``StoreError`` at this module's edge.
+mapped to ``StoreError`` at this module's edge. Leases and fencing follow
+common.py: every journal write checks the attempt (the epoch) in its statement.
 """
 
 from __future__ import annotations
 
 import os
-import socket
 import sqlite3
 import threading
 import time
@@ -20,11 +20,13 @@ import cbor2
 
 from ..errors import RunBusyError, RunNotFound, RunStateError, StoreError
 from .base import OWNER, SCHEMA_VERSION, RunRow
+from .common import ACTIVE as _ACTIVE
+from .common import BLOBS as _BLOBS
+from .common import COLUMNS as _COLUMNS
+from .common import Heartbeat, lease_held, lease_lost, lease_seconds, run_from_values
 from .rows import Entry, decode
 
 __all__ = ["SQLiteStore"]
-
-_ACTIVE: set[str] = set()  # runs this process is running right now
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -46,7 +48,8 @@ CREATE TABLE IF NOT EXISTS runs (
     attempt INTEGER NOT NULL DEFAULT 0,
     owner TEXT,
     wake_at REAL,
-    options BLOB
+    options BLOB,
+    lease_until REAL
 );
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, wake_at);
 CREATE INDEX IF NOT EXISTS runs_by_parent ON runs (parent);
@@ -78,60 +81,25 @@ CREATE TABLE IF NOT EXISTS signals (
 CREATE INDEX IF NOT EXISTS signals_pending ON signals (run_id, delivered_seq);
 """
 
-# A process's identity for the "running" lease: host, pid and a token that
-_BLOBS = ("input", "output", "error", "options")
-_COLUMNS = ("id", "name", "kind", "status", "source", "source_hash", "input", "output", "error", "parent",
-            "predecessor", "successor", "created", "updated", "attempt", "owner", "wake_at", "options")
+# An append is refused when the run's row says another attempt holds it, or that it is not running; an
+# entry for a run this store does not have (a check's scratch store) is written as before.
+_FENCE = ("(EXISTS (SELECT 1 FROM runs WHERE id = ? AND attempt = ? AND status = 'running') "
+          "OR NOT EXISTS (SELECT 1 FROM runs WHERE id = ?))")
+_MIGRATIONS = {1: ["ALTER TABLE runs ADD COLUMN lease_until REAL"]}  # from version -> statements to the next
 
 
 def _row_to_run(row: tuple) -> RunRow:
-    values = dict(zip(_COLUMNS, row))
-    for key in _BLOBS:
-        try:
-            values[key] = cbor2.loads(values[key]) if values[key] is not None else None
-        except Exception as exc:  # cbor2 raises several types for a damaged blob
-            raise StoreError(f"run {values['id']}: its {key} cannot be decoded ({exc}); the store is damaged") from exc
-    values["options"] = values["options"] or {}
-    if not isinstance(values["options"], dict):
-        raise StoreError(f"run {values['id']}: its options are not a map; the store is damaged")
-    if values["status"] == "running" and not _lease_held(values["owner"], values["id"]):
-        # Its process stopped (killed, or its last write failed) without recording the end.
-        values["status"] = "stalled"
-    return RunRow(**values)
-
-
-def _lease_held(owner: str | None, run_id: str) -> bool:
-    """Whether some process may still be running the run (see claim)."""
-    if owner == OWNER:
-        return run_id in _ACTIVE
-    return _owner_alive(owner)
-
-
-def _owner_alive(owner: str | None) -> bool:
-    """Whether the process holding a run's lease may still be running it."""
-    if not owner:
-        return False
-    if owner == OWNER:
-        return True
-    host, _, rest = owner.partition(":")
-    pid = rest.partition(":")[0]
-    if host != socket.gethostname():
-        return True  # another machine: we cannot tell, so we do not steal
-    try:
-        os.kill(int(pid), 0)
-    except (ProcessLookupError, ValueError):
-        return False
-    except PermissionError:
-        return True
-    return True
+    return run_from_values(dict(zip(_COLUMNS, row)), time.time())
 
 
 class SQLiteStore:
     """Runs and journals in SQLite (WAL): the ``Store`` contract (base.py). ``path`` may be ``":memory:"``."""
 
-    def __init__(self, path: str | os.PathLike[str] = ":memory:"):
+    def __init__(self, path: str | os.PathLike[str] = ":memory:", *, lease: float | None = None):
         self.path = str(path)
         self._lock = threading.RLock()
+        self.lease_seconds = lease_seconds(lease)
+        self._heartbeat = Heartbeat(self._renew, self.lease_seconds)
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -148,21 +116,30 @@ class SQLiteStore:
             # FULL adds an fsync per commit. See README "Durability".
             self._db.execute("PRAGMA synchronous = NORMAL")
             with self._tx():
-                for statement in _SCHEMA.split(";"):  # executescript would COMMIT our transaction
-                    if statement.strip():
-                        self._db.execute(statement)
-                row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-                if row is None:
-                    self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-                elif not str(row[0]).isdigit():
-                    raise StoreError(f"{self.path} has a damaged schema version {row[0]!r}", path=self.path)
-                elif int(row[0]) > SCHEMA_VERSION:
-                    raise StoreError(f"{self.path} was written by a newer jupyter_sandbox (schema {row[0]}, "
-                                     f"this version reads {SCHEMA_VERSION}); upgrade jupyter_sandbox", path=self.path)
+                self._migrate()
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             raise StoreError(f"{self.path} is not a usable run store: {exc}", path=self.path) from exc
 
+    def _migrate(self) -> None:
+        """Create the tables, or bring an older store's up to this version (one transaction; the write lock)."""
+        fresh = self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone() is None
+        row = None if fresh else self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is not None and not str(row[0]).isdigit():
+            raise StoreError(f"{self.path} has a damaged schema version {row[0]!r}", path=self.path)
+        version = int(row[0]) if row is not None else SCHEMA_VERSION
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"{self.path} was written by a newer jupyter_sandbox (schema {row[0]}, "
+                             f"this version reads {SCHEMA_VERSION}); upgrade jupyter_sandbox", path=self.path)
+        for step in range(version, SCHEMA_VERSION):
+            for statement in _MIGRATIONS[step]:
+                self._db.execute(statement)
+        for statement in _SCHEMA.split(";"):  # executescript would COMMIT our transaction
+            if statement.strip():
+                self._db.execute(statement)
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
     def close(self) -> None:
+        self._heartbeat.stop()
         with self._lock:
             self._db.close()
 
@@ -233,9 +210,12 @@ class SQLiteStore:
         return [_row_to_run(r) for r in self._read(sql, (*args, limit))]
 
     def due_runs(self, now_ms: float) -> list[str]:
+        """Parked runs due at ``now_ms``, then running ones whose lease expired (a worker takes them over)."""
         rows = self._read("SELECT id FROM runs WHERE status = 'parked' AND parent IS NULL AND wake_at IS NOT NULL "
                           "AND wake_at <= ? ORDER BY wake_at", (now_ms,))
-        return [r[0] for r in rows]
+        stalled = self._read("SELECT id FROM runs WHERE status = 'running' AND parent IS NULL AND lease_until <= ? "
+                             "ORDER BY lease_until", (time.time(),))
+        return [r[0] for r in rows + stalled]
 
     def children(self, run_id: str) -> list[str]:
         return [r[0] for r in self._read("SELECT id FROM runs WHERE parent = ? ORDER BY created", (run_id,))]
@@ -255,11 +235,12 @@ class SQLiteStore:
     def claim(self, run_id: str, allowed: tuple[str, ...], *, source_hash: str, force: bool = False) -> int:
         """Take the run for a new attempt; return its number. Exactly one concurrent claim wins."""
         with self._tx() as db:
-            row = db.execute("SELECT status, owner, attempt FROM runs WHERE id = ?", (run_id,)).fetchone()
+            row = db.execute("SELECT status, owner, attempt, lease_until FROM runs WHERE id = ?", (run_id,)).fetchone()
             if row is None:
                 raise RunNotFound(run_id)
-            status, owner, attempt = row
-            stale = status == "running" and (force or not _lease_held(owner, run_id))
+            status, owner, attempt, until = row
+            now = time.time()
+            stale = status == "running" and (force or not lease_held(owner, until, now, run_id))
             if status not in allowed and not stale:
                 if status == "running":
                     raise RunBusyError(f"run {run_id} is already being resumed (by {owner}); "
@@ -269,28 +250,43 @@ class SQLiteStore:
             attempt += 1
             first_seq = db.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM run_journal WHERE run_id = ?",
                                    (run_id,)).fetchone()[0]
-            self._update(db, run_id, {"status": "running", "owner": OWNER, "attempt": attempt, "wake_at": None})
+            self._update(db, run_id, {"status": "running", "owner": OWNER, "attempt": attempt, "wake_at": None,
+                                      "lease_until": now + self.lease_seconds})
             db.execute("INSERT OR REPLACE INTO run_attempts (run_id, n, source_hash, started, first_seq) "
-                       "VALUES (?, ?, ?, ?, ?)", (run_id, attempt, source_hash, time.time(), first_seq))
+                       "VALUES (?, ?, ?, ?, ?)", (run_id, attempt, source_hash, now, first_seq))
         _ACTIVE.add(run_id)  # only once the claim committed: a failed claim leaves nothing held
+        self._heartbeat.hold(run_id, attempt)
         return attempt
 
     def release(self, run_id: str) -> None:
         _ACTIVE.discard(run_id)
+        self._heartbeat.drop(run_id)
+
+    def _renew(self, run_id: str, epoch: int) -> bool:
+        """Extend the lease attempt ``epoch`` holds; False once another attempt holds the run."""
+        with self._tx() as db:
+            cur = db.execute("UPDATE runs SET lease_until = ? WHERE id = ? AND attempt = ? AND status = 'running'",
+                             (time.time() + self.lease_seconds, run_id, epoch))
+            return cur.rowcount == 1
+
+    def _refused(self, db: sqlite3.Connection, run_id: str, epoch: int) -> RunBusyError:
+        return lease_lost(run_id, epoch, db.execute("SELECT status, attempt, owner FROM runs WHERE id = ?",
+                                                    (run_id,)).fetchone())
 
     def finish_attempt(self, run_id: str, attempt: int, status: str, entries: list[tuple[Entry, bytes]],
                        *, replayed: int, **fields: Any) -> None:
         """Write the attempt's last entries and the run's new status in one transaction."""
         try:
             with self._tx() as db:
-                self._insert_entries(db, run_id, entries)
-                self._update(db, run_id, {"status": status, **fields})
+                self._fence(db, run_id, attempt)  # only the attempt that holds the run may end it
+                self._insert_entries(db, run_id, entries, fenced=False)
+                self._update(db, run_id, {"status": status, "lease_until": None, **fields})
                 db.execute("UPDATE run_attempts SET ended = ?, outcome = ?, replayed = ? WHERE run_id = ? AND n = ?",
                            (time.time(), status, replayed, run_id, attempt))
         finally:
             # Even when the write failed (disk full), this process no longer runs it: the
             # next resume may take it over instead of finding it "already being resumed".
-            _ACTIVE.discard(run_id)
+            self.release(run_id)
 
     def attempts(self, run_id: str) -> list[dict[str, Any]]:
         rows = self._read("SELECT n, source_hash, started, ended, outcome, replayed, first_seq FROM run_attempts "
@@ -308,20 +304,33 @@ class SQLiteStore:
         return self._read("SELECT COALESCE(SUM(LENGTH(body)), 0) FROM run_journal WHERE run_id = ?", (run_id,))[0][0]
 
     def append(self, run_id: str, entries: list[tuple[Entry, bytes]]) -> None:
+        """Commit entries, fenced: refused (``RunBusyError``) once their attempt no longer holds the run."""
         if len(entries) == 1:  # one autocommitting INSERT: as atomic, a third of the statements
             entry, blob = entries[0]
             with self._lock:
                 try:
-                    self._db.execute("INSERT INTO run_journal (run_id, seq, kind, body) VALUES (?, ?, ?, ?)",
-                                     (run_id, entry.seq, entry.kind, blob))
+                    cur = self._db.execute(f"INSERT INTO run_journal (run_id, seq, kind, body) SELECT ?, ?, ?, ? "
+                                           f"WHERE {_FENCE}", (run_id, entry.seq, entry.kind, blob, run_id,
+                                                               entry.attempt, run_id))
+                    if cur.rowcount == 0:
+                        raise self._refused(self._db, run_id, entry.attempt)
                 except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
                     raise self._mapped(exc) from exc
         elif entries:
             with self._tx() as db:
                 self._insert_entries(db, run_id, entries)
 
-    @staticmethod
-    def _insert_entries(db: sqlite3.Connection, run_id: str, entries: list[tuple[Entry, bytes]]) -> None:
+    def _fence(self, db: sqlite3.Connection, run_id: str, epoch: int) -> None:
+        """Refuse the write unless attempt ``epoch`` holds the run (inside the write transaction)."""
+        if db.execute(f"SELECT {_FENCE}", (run_id, epoch, run_id)).fetchone()[0] == 0:
+            raise self._refused(db, run_id, epoch)
+
+    def _insert_entries(self, db: sqlite3.Connection, run_id: str, entries: list[tuple[Entry, bytes]],
+                        fenced: bool = True) -> None:
+        if not entries:
+            return
+        if fenced:
+            self._fence(db, run_id, entries[0][0].attempt)
         db.executemany("INSERT INTO run_journal (run_id, seq, kind, body) VALUES (?, ?, ?, ?)",
                        [(run_id, e.seq, e.kind, blob) for e, blob in entries])
 
@@ -390,7 +399,7 @@ class SQLiteStore:
                 values = dict(item["run"])
                 if values.get("status") == "running":
                     values["status"] = "interrupted"  # its owner is on another machine
-                values["owner"] = None
+                values["owner"] = values["lease_until"] = None
                 cols = [c for c in _COLUMNS if c in values]
                 try:
                     db.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",

@@ -1,0 +1,147 @@
+"""What every SQL backend shares: the runs table's columns, decoding a run row, and the lease rules.
+
+A claim is a lease: ``owner`` (host:pid:token), ``lease_until`` (seconds since
+the epoch, on the store's clock) and an epoch, which is the run's ``attempt``
+number: every claim increments it, and every journal write names the attempt
+it belongs to, so a write from an attempt that is no longer the run's current
+one is refused in the same statement (fencing). While this process runs a run,
+a ``Heartbeat`` thread renews its lease; a paused or partitioned process stops
+renewing, its lease expires, and the run reads as ``stalled``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from typing import Any, Callable
+
+import cbor2
+
+from ..errors import RunBusyError, StoreError
+from .base import OWNER, RunRow
+
+__all__ = ["ACTIVE", "BLOBS", "COLUMNS", "Heartbeat", "lease_held", "lease_lost", "lease_seconds", "run_from_values"]
+
+log = logging.getLogger("jupyter_sandbox.stores")
+
+BLOBS = ("input", "output", "error", "options")
+COLUMNS = ("id", "name", "kind", "status", "source", "source_hash", "input", "output", "error", "parent",
+           "predecessor", "successor", "created", "updated", "attempt", "owner", "wake_at", "options", "lease_until")
+
+ACTIVE: set[str] = set()  # runs this process is running right now (any store)
+
+DEFAULT_LEASE_SECONDS = 30.0
+
+
+def lease_seconds(value: float | None = None) -> float:
+    """The lease length: ``value``, else ``JUPYTER_SANDBOX_LEASE_SECONDS``, else 30 s."""
+    if value is None:
+        text = os.environ.get("JUPYTER_SANDBOX_LEASE_SECONDS")
+        try:
+            value = float(text) if text else DEFAULT_LEASE_SECONDS
+        except ValueError as exc:
+            raise StoreError(f"JUPYTER_SANDBOX_LEASE_SECONDS={text!r} is not a number of seconds") from exc
+    if not 0.05 <= value <= 86_400:
+        raise StoreError(f"a lease of {value} s is out of range (0.05 s to a day)")
+    return float(value)
+
+
+def run_from_values(values: dict[str, Any], now: float) -> RunRow:
+    """A ``RunRow`` from a row's columns (blobs still CBOR); ``now`` is the store's clock, for the lease."""
+    for key in BLOBS:
+        try:
+            values[key] = cbor2.loads(values[key]) if values[key] is not None else None
+        except Exception as exc:  # cbor2 raises several types for a damaged blob
+            raise StoreError(f"run {values['id']}: its {key} cannot be decoded ({exc}); the store is damaged") from exc
+    values["options"] = values["options"] or {}
+    if not isinstance(values["options"], dict):
+        raise StoreError(f"run {values['id']}: its options are not a map; the store is damaged")
+    if values["status"] == "running" and not lease_held(values["owner"], values["lease_until"], now, values["id"]):
+        # Its process stopped (killed, paused, cut off, or its last write failed) without recording the end.
+        values["status"] = "stalled"
+    return RunRow(**values)
+
+
+def lease_held(owner: str | None, lease_until: float | None, now: float, run_id: str) -> bool:
+    """Whether some process may still be running the run.
+
+    An expired lease is never held. This process's own lease is held while it
+    runs the run. A lease from another process on this host is lost as soon as
+    that process is gone. A row without an expiry (written before leases) is
+    held while its owner may be alive.
+    """
+    if lease_until is not None and lease_until <= now:
+        return False
+    if owner == OWNER:
+        return run_id in ACTIVE
+    return _owner_alive(owner)
+
+
+def _owner_alive(owner: str | None) -> bool:
+    if not owner:
+        return False
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname():
+        return True  # another machine: only its lease's expiry tells
+    try:
+        os.kill(int(pid), 0)
+    except (ProcessLookupError, ValueError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def lease_lost(run_id: str, epoch: int, current: tuple | None) -> RunBusyError:
+    """The error for a write refused because attempt ``epoch`` no longer holds the run."""
+    if current is None:
+        now = "it no longer exists"
+    else:
+        status, attempt, owner = current
+        now = f"it is {status} at attempt {attempt}" + (f", held by {owner}" if status == "running" else "")
+    return RunBusyError(f"run {run_id}: attempt {epoch} lost its lease ({now}): another process took the run over "
+                        "after this one stopped renewing it, so this write was refused and nothing of it was "
+                        "recorded", run_id=run_id, status=current[0] if current else None)
+
+
+class Heartbeat:
+    """Renews the leases a store holds, every third of the lease, on a daemon thread."""
+
+    def __init__(self, renew: Callable[[str, int], bool], seconds: float):
+        self._renew, self.interval = renew, seconds / 3
+        self.held: dict[str, int] = {}  # run id -> the epoch (attempt) this store holds it at
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def hold(self, run_id: str, epoch: int) -> None:
+        with self._lock:
+            self.held[run_id] = epoch
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._main, name="jupyter-sandbox-lease", daemon=True)
+                self._thread.start()
+
+    def drop(self, run_id: str) -> None:
+        with self._lock:
+            self.held.pop(run_id, None)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+
+    def _main(self) -> None:
+        while not self._stop.wait(self.interval):
+            with self._lock:
+                held = list(self.held.items())
+            for run_id, epoch in held:
+                try:
+                    if not self._renew(run_id, epoch):  # taken over: its next write will be refused
+                        with self._lock:
+                            if self.held.get(run_id) == epoch:
+                                del self.held[run_id]
+                except Exception:  # the store is down: try again next beat; the lease may lapse
+                    log.warning("renewing the lease of run %s failed", run_id, exc_info=True)
