@@ -4,12 +4,10 @@ property names and longer identifiers are not."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from jupyter_sandbox.errors import LintError
-from jupyter_sandbox.engine.lint import lint
+from jupyter_sandbox.engine.lint import lint, lint_work
 
 
 def problems(source: str) -> list[tuple[int, int, str]]:
@@ -223,12 +221,10 @@ MINIFIED = 'var a="x",b=\'y\',c=d/e;function f(g){return g.h("i")+`j${k}l`+/m/.t
 
 
 @pytest.mark.parametrize("chunk", [WORKFLOW, MINIFIED], ids=["workflow", "minified"])
-def test_largest_allowed_source_lints_well_under_50_ms(chunk):
+def test_largest_allowed_source_lints_clean_reading_each_character_a_few_times(chunk):
+    # The lint runs on the engine's thread before any limit applies: a clean
+    # 256 KiB script must cost work linear in its size (lint_work counts the
+    # characters read, re-reads included; bench/lint.py has the timings).
     source = chunk * (256 * 1024 // len(chunk))
     assert problems(source) == []
-    timings = []
-    for _ in range(5):  # the best of several runs, so a busy machine does not fail it
-        start = time.perf_counter()
-        lint(source)
-        timings.append(time.perf_counter() - start)
-    assert min(timings) < 0.050
+    assert lint_work(source) <= 8 * len(source)
