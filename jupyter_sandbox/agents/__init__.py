@@ -1,0 +1,10 @@
+"""Code mode: the sandbox as an agent's tool.
+
+- ``catalog``: each action's name, description and input/output JSON Schema (pydantic, from type hints),
+  and the validation a call's input meets where it enters.
+- ``typescript``: the script's world as TypeScript declarations, for a model to read and ``tsc`` to check.
+- ``tool``: ``SandboxTool`` (``Sandbox.tool()``), its OpenAI and Anthropic definitions, and ``ToolResult``.
+- ``content``: the text handed back to the model, cut to a budget by structure.
+
+Reached through the facade: ``sb.catalog()``, ``sb.declarations()``, ``sb.tool()``.
+"""

@@ -156,6 +156,7 @@ def _derive_input(spec: ActionSpec, params: list[inspect.Parameter], hints: dict
     default = first.default
     spec.input_optional = default is not first.empty
     if first.name not in hints:
+        spec.input_optional = True  # untyped: anything goes, nothing too
         return
     adapter = TypeAdapter(hints[first.name])
     schema = adapter.json_schema()

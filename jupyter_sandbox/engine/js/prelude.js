@@ -295,7 +295,9 @@ function effect(op, key, name, inputText, extra) {
       return;
     }
     pending[s] = [res, rej, name];
-    push(`{"t":"${op}","s":${s},"key":${JSONstringify(key)},"name":${JSONstringify(name)},"input":${inputText}${extra}}`);
+    // A live call records where the script made it: a failure can then point at its line (agents/tool.py).
+    const at = op === "call" ? locationText() : "";
+    push(`{"t":"${op}","s":${s},"key":${JSONstringify(key)},"name":${JSONstringify(name)},"input":${inputText}${extra}${at}}`);
   });
 }
 

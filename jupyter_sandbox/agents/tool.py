@@ -1,0 +1,256 @@
+"""The sandbox as an agent's tool: the model writes a script, the tool runs it durably and says what happened.
+
+>>> tool = sb.tool()                      # a SandboxTool over the sandbox's actions
+>>> tool.anthropic()                      # or tool.openai(): the definition to hand the model
+>>> result = tool.run(block.input)        # {"script": "...", "input": ...} from the model's tool call
+>>> result.status, result.content         # "completed" / "paused" / "failed", and the text for the model
+
+A ``paused`` result waits for a human (an approval): in a notebook it shows as
+the run's card, whose Approve button resumes the run; ``tool.result(run_id)``
+then reads how it ended, and ``tool.resume(run_id, answers)`` answers from
+code, in any process sharing the store.
+
+This module sits below the facade and the notebook: it drives a ``Sandbox``
+handed to it and imports neither.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from ..errors import (ActionError, CallLogMismatchError, LimitExceeded, LintError, RunParked, RunStateError,
+                      SandboxError, SandboxInterrupt, ScriptError)
+from ..results import RunResult
+from .content import excerpt, render
+from .typescript import declarations
+
+__all__ = ["SandboxTool", "ToolResult"]
+
+NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # what both OpenAI and Anthropic accept as a tool name
+BUDGET = 24_000
+
+INTRO = """\
+Run a JavaScript workflow script in a durable sandbox. The script can call only the actions declared below \
+(each a Python function on the user's side) and the `ctx` API. Write `script` as the body of an async function: \
+use top-level `await`, and `return` the result you need. Pass `input` (any JSON) to read it as `ctx.input`.
+The result reports `completed` with the output and the console, `failed` with the error (its line, and for a \
+refused input the issues), or `paused` when an action waits for a human's approval: do not run the script \
+again then, its outcome arrives when the human answers.
+"""
+
+PAUSED = ("The run is paused until a human answers (below). Do not run the script again: "
+          "its outcome is reported when they have answered.")
+
+
+@dataclass
+class ToolResult:
+    """One tool call's outcome. ``content`` is the text for the model; the rest is for the program.
+
+    ``pending``: the interrupts waiting for an answer (``id``, ``name``, ``data``, ``approval``), when paused.
+    ``error``: ``{name, message, action, issues, line, column, excerpt}`` when failed.
+    """
+
+    status: str  # completed, paused, failed
+    run_id: str | None
+    content: str
+    output: Any = None
+    console: list[dict[str, str]] = field(default_factory=list)
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    error: dict[str, Any] | None = None
+    tool: "SandboxTool | None" = field(default=None, repr=False)
+    outcome: Any = field(default=None, repr=False)  # the RunResult or exception it came from, if any
+
+    def __str__(self) -> str:
+        return self.content
+
+    def _ipython_display_(self) -> None:
+        # The card belongs to the notebook layer, above this one: looked up when displayed, never imported here.
+        importlib.import_module("jupyter_sandbox.notebook.tool_card").show(self)
+
+
+class SandboxTool:
+    """A ``Sandbox`` wrapped as one tool: ``{script, input?}`` in, a ``ToolResult`` out.
+
+    ``actions``: the action names the scripts may call (default: all, as registered when called).
+    ``budget``: the most bytes of ``content`` (default 24,000). ``strict``, ``limits``: as ``Sandbox.eval``.
+    """
+
+    def __init__(self, sandbox: Any, name: str = "sandbox", *, actions: Iterable[str] | None = None,
+                 budget: int = BUDGET, strict: bool = False, limits: Any = None, description: str | None = None):
+        if not isinstance(name, str) or not NAME.match(name):
+            raise ValueError(f"a tool name is 1 to 64 letters, digits, '_' or '-' (what model APIs accept), got {name!r}")
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 500:
+            raise ValueError(f"budget is a number of bytes, at least 500, got {budget!r}")
+        self.sandbox, self.name, self.budget = sandbox, name, budget
+        self.strict, self.limits, self.intro = strict, limits, description
+        self.actions = None if actions is None else list(actions)
+        sandbox.catalog(self.actions)  # an unknown action name is refused now, not at the first call
+
+    # -- what the model reads ------------------------------------------------------------
+
+    @property
+    def declarations(self) -> str:
+        return declarations(self.sandbox.catalog(self.actions))
+
+    @property
+    def description(self) -> str:
+        return (self.intro or INTRO) + "\n```typescript\n" + self.declarations + "```\n"
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {
+                "script": {"type": "string", "description": "The script: the body of an async JavaScript function "
+                                                            "(top-level await; `return` the output)."},
+                "input": {"description": "Any JSON value; the script reads it as ctx.input."},
+            },
+            "required": ["script"],
+        }
+
+    def openai(self, api: str = "chat") -> dict[str, Any]:
+        """The tool definition for OpenAI: ``api="chat"`` (Chat Completions) or ``"responses"`` (Responses API)."""
+        if api == "chat":
+            return {"type": "function", "function": {"name": self.name, "description": self.description,
+                                                     "parameters": self.parameters}}
+        if api == "responses":
+            return {"type": "function", "name": self.name, "description": self.description,
+                    "parameters": self.parameters, "strict": False}
+        raise ValueError(f"api is 'chat' or 'responses', got {api!r}")
+
+    def anthropic(self) -> dict[str, Any]:
+        """The tool definition for Anthropic's Messages API."""
+        return {"name": self.name, "description": self.description, "input_schema": self.parameters}
+
+    # -- running -----------------------------------------------------------------------------
+
+    def run(self, arguments: Any) -> ToolResult:
+        """Run the script of one tool call: ``{"script": ..., "input": ...}`` as a dict or its JSON text."""
+        if isinstance(arguments, (str, bytes)):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError as exc:
+                return self._refused(f"the tool's arguments are not JSON: {exc}")
+        if not isinstance(arguments, dict) or not isinstance(arguments.get("script"), str):
+            return self._refused("the tool takes {\"script\": string, \"input\"?: any}; "
+                                 f"got {json.dumps(arguments, default=str)[:200]}")
+        script = arguments["script"]
+        return self._outcome(lambda: self.sandbox.eval(script, input=arguments.get("input"), strict=self.strict,
+                                                       name=self.name, actions=self.actions, limits=self.limits),
+                             script)
+
+    __call__ = run
+
+    def resume(self, run_id: str, answers: Any = True) -> ToolResult:
+        """Answer a paused run and go on: ``answers`` maps interrupt ids to answers, or is the one answer to the
+        first pending interrupt (``True`` approves; ``{"approved": False, "reason": ...}`` rejects)."""
+        pending = {p["id"] for p in self.sandbox.run(run_id).pending}
+        by_id = isinstance(answers, dict) and bool(answers) and all(k in pending for k in answers)
+        source = self.sandbox.store.get_run(run_id).source
+        return self._outcome(lambda: self.sandbox.resume(run_id, None if by_id else answers,
+                                                         answers=answers if by_id else None), source)
+
+    def result(self, run_id: str) -> ToolResult:
+        """The run as the store has it now (after a human answered in the card, say), as a ToolResult."""
+        info = self.sandbox.run(run_id)
+        console = [{"level": e.get("level", "log"), "message": e.get("message", "")}
+                   for e in info.entries if e.get("kind") == "console"]
+        if info.status == "completed":
+            return self._result("completed", run_id, output=info.output, console=console)
+        if info.status in ("interrupted", "parked", "running", "created"):
+            note = {"parked": "The run waits for a timer or an event.",
+                    "running": "The run is still running.", "created": "The run has not started."}.get(info.status)
+            return self._result("paused", run_id, console=console, pending=_pending(info.pending),
+                                note=note or PAUSED)
+        error = dict(info.error) if isinstance(info.error, dict) else {"name": info.status, "message": str(info.error)}
+        return self._result("failed", run_id, console=console,
+                            error=self._located(error, info.source, run_id))
+
+    # -- building results ------------------------------------------------------------------------
+
+    def _outcome(self, start: Any, source: str | None) -> ToolResult:
+        try:
+            outcome = start()
+        except SandboxInterrupt as paused:
+            return self._result("paused", paused.run_id, console=paused.console, outcome=paused, note=PAUSED,
+                                pending=[{"id": i.id, "name": i.name, "data": i.data, "approval": i.approval}
+                                         for i in paused.interrupts])
+        except RunParked as parked:
+            return self._result("paused", parked.run_id, console=parked.console, outcome=parked,
+                                note="The run waits for a timer or an event; it goes on by itself.")
+        except (SandboxError, TypeError, ValueError) as exc:  # TypeError/ValueError: an input that is not JSON
+            run_id = getattr(exc, "run_id", None)
+            console = self._console(run_id)
+            return self._result("failed", run_id, console=console, outcome=exc,
+                                error=self._located(_describe(exc), source, run_id))
+        assert isinstance(outcome, RunResult)
+        return self._result("completed", outcome.run_id, output=outcome.output, console=outcome.console,
+                            outcome=outcome)
+
+    def _result(self, status: str, run_id: str | None, *, output: Any = None, console: list | None = None,
+                pending: list | None = None, error: dict | None = None, note: str | None = None,
+                outcome: Any = None) -> ToolResult:
+        content = render(status, run_id, budget=self.budget, output=output, console=console, error=error,
+                         pending=pending, note=note)
+        return ToolResult(status, run_id, content, output=output, console=list(console or []),
+                          pending=list(pending or []), error=error, tool=self, outcome=outcome)
+
+    def _refused(self, message: str) -> ToolResult:
+        return self._result("failed", None, error={"name": "InvalidArguments", "message": message})
+
+    def _console(self, run_id: str | None) -> list[dict[str, str]]:
+        if not run_id:
+            return []
+        try:
+            entries = self.sandbox.run(run_id).entries
+        except SandboxError:
+            return []
+        return [{"level": e.get("level", "log"), "message": e.get("message", "")}
+                for e in entries if e.get("kind") == "console"]
+
+    def _located(self, error: dict[str, Any], source: str | None, run_id: str | None) -> dict[str, Any]:
+        """The error with its line (an action's failure: the line of the call) and a source excerpt."""
+        if not error.get("line") and error.get("action") and run_id:
+            error["line"] = _call_line(self.sandbox.run(run_id).entries, error["action"])
+        error["excerpt"] = excerpt(source, error.get("line"), error.get("column"))
+        error.pop("source_line", None)
+        error.pop("stack", None)
+        error.pop("text", None)
+        return error
+
+
+def _describe(exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, ScriptError):
+        out: dict[str, Any] = {"name": exc.name, "message": exc.message, "line": exc.line, "column": exc.column}
+        if isinstance(exc, ActionError):
+            out.update(action=exc.action, issues=exc.issues)
+        return out
+    if isinstance(exc, LintError):
+        problems = "; ".join(f"line {line}: `{name}` {hint}" for line, _, name, hint in exc.problems)
+        return {"name": "LintError", "message": f"the script uses what a sandbox does not have: {problems}",
+                "line": exc.line, "column": exc.column}
+    if isinstance(exc, LimitExceeded):
+        return {"name": f"LimitExceeded ({exc.limit})", "message": str(exc).splitlines()[0], "line": exc.line}
+    if isinstance(exc, CallLogMismatchError):
+        return {"name": "CallLogMismatchError", "message": str(exc).split("\n")[0], "line": exc.line,
+                "column": exc.column}
+    if isinstance(exc, RunStateError):
+        return {"name": type(exc).__name__, "message": str(exc)}
+    return {"name": type(exc).__name__, "message": str(exc).splitlines()[0] if str(exc) else ""}
+
+
+def _call_line(entries: list[dict[str, Any]], action: str) -> int | None:
+    """The line of the last call of ``action`` that failed (its call entry records the line)."""
+    lines = {e.get("slot"): e.get("line") for e in entries if e.get("kind") == "call"}
+    failed = [e.get("slot") for e in entries if e.get("kind") == "result" and not e.get("ok")
+              and (e.get("error") or {}).get("action") == action]
+    return lines.get(failed[-1]) if failed else None
+
+
+def _pending(pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"id": p.get("id"), "name": p.get("name"), "data": p.get("data"), "approval": p.get("approval")}
+            for p in pending]
