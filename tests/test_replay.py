@@ -362,8 +362,8 @@ def test_the_global_object_holds_only_the_scripts_api(sb, reach):
 
 def test_the_api_objects_are_frozen(sb):
     result = sb.eval("ctx.call = () => 'forged'; actions.x = 1; return [Object.isFrozen(ctx), "
-                     "Object.isFrozen(actions), typeof actions.x]")
-    assert result.output == [True, True, "undefined"]
+                     "Object.isFrozen(actions), 'x' in actions, actions.x === 1]")
+    assert result.output == [True, True, False, False]
 
 
 # -- rule 6: console and data are rebuilt by the replay ----------------------------------

@@ -15,16 +15,17 @@ entry records the key it was filed under.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..actions import to_json
+from ..actions import detach, to_json
 from ..errors import InvalidCallLog, LimitExceeded, StoreError
-from ..stores.rows import Entry, encode
+from ..stores.rows import MAX_SLOT, Entry, encode
 
-__all__ = ["CallLog", "Journal", "JournalWriter", "plan_from_call_log"]
+__all__ = ["CallLog", "Journal", "JournalWriter", "delivered", "plan_from_call_log", "settlement"]
 
 REQUEST_KINDS = frozenset({"call", "timer", "wait"})
 COMPLETION_KINDS = frozenset({"result", "fired", "event", "now", "random"})
@@ -112,13 +113,8 @@ class Journal:
             if request is None:
                 continue  # a completion without its request cannot be keyed; it runs live again
             rec: dict[str, Any] = {"s": entry.slot, "k": request.body["key"]}
-            if entry.kind == "result":
-                if entry.body.get("ok"):
-                    rec["v"] = entry.body.get("value")
-                else:
-                    rec["e"] = entry.body.get("error") or {"message": "failed"}
-            elif entry.kind == "event":
-                rec["v"] = entry.body.get("event")
+            ok, value = delivered(entry)
+            rec["v" if ok else "e"] = value
             recs.append(rec)
         return {"recs": recs, "notes": self.notes, "frontier": max(self.slots, default=-1) + 1}
 
@@ -141,7 +137,34 @@ class Journal:
         return log
 
 
+def delivered(entry: Entry) -> tuple[bool, Any]:
+    """What a completion gives the script: ``(True, value)`` or ``(False, error)``.
+
+    The one definition, for the live delivery (``settlement``) and the replay
+    plan alike, so a replayed effect can never give another value than the live
+    one did. A completion that carries no value (a fired timer) gives ``null``.
+    """
+    body = entry.body
+    if entry.kind == "result":
+        if body.get("ok"):
+            return True, body.get("value")
+        return False, body.get("error") or {"message": "failed"}
+    if entry.kind == "event":
+        return True, body.get("event")
+    if entry.kind in SYNC_KINDS:
+        return True, body.get("value")
+    return True, None
+
+
+def settlement(entry: Entry) -> str:
+    """The JSON the live path settles a completion with: ``delivered`` as the prelude reads it."""
+    ok, value = delivered(entry)
+    return json.dumps({"ok": True, "value": value} if ok else {"ok": False, "error": value}, allow_nan=False,
+                      ensure_ascii=False)
+
+
 def _call_log_entry(state: _Slot, order: int | None) -> dict[str, Any]:
+    """One slot's call log entry; its values are copies (the caller may edit a call log it was handed)."""
     done = state.completion
     assert done is not None
     if done.kind in SYNC_KINDS:
@@ -152,13 +175,13 @@ def _call_log_entry(state: _Slot, order: int | None) -> dict[str, Any]:
         if kind == "sleep":
             out = {"type": "sleep", "input": req.get("ms"), "response": None}
         elif kind == "event":
-            out = {"type": "event", "input": req.get("match"), "response": done.body.get("event")}
+            out = {"type": "event", "input": detach(req.get("match")), "response": detach(done.body.get("event"))}
         else:
             op = req.get("op", "call")
-            out = {"type": "action" if op == "call" else op, "name": req.get("name"), "input": req.get("input"),
-                   "response": done.body.get("value")}
+            out = {"type": "action" if op == "call" else op, "name": req.get("name"),
+                   "input": detach(req.get("input")), "response": detach(done.body.get("value"))}
             if not done.body.get("ok", True):
-                out["error"] = done.body.get("error")
+                out["error"] = detach(done.body.get("error"))
     if order is not None:
         out["order"] = order
     return out
@@ -232,8 +255,8 @@ def plan_from_call_log(call_log: Any) -> dict[str, Any]:
         if entry.get("error"):
             error = entry["error"]
             rec["e"] = {"message": str(error.get("message", error)) if isinstance(error, dict) else str(error)}
-        elif kind != "sleep":
-            rec["v"] = entry["response"]
+        else:  # a timer carries no value: null, as delivered() gives it live, whatever the log says
+            rec["v"] = None if kind == "sleep" else entry["response"]
         recs.append((order, rec))
     recs.sort(key=lambda pair: pair[0])
     return {"recs": [rec for _, rec in recs], "notes": 0}
@@ -250,6 +273,9 @@ class JournalWriter:
         self.pending: list[tuple[Entry, bytes]] = []
 
     def append(self, kind: str, slot: int | None = None, **body: Any) -> Entry:
+        if slot is not None and slot > MAX_SLOT:  # a row the store would refuse to read back is never written
+            raise LimitExceeded("journal-cap", f"the run reached {MAX_SLOT + 1} effects; use "
+                                "ctx.continueAsNew(state) to carry on in a fresh run", value=MAX_SLOT + 1)
         entry = Entry(kind, self.attempt, time.time(), slot, body, len(self.journal.entries))
         blob = encode(entry)
         if len(self.journal.entries) + 1 > self.max_entries:

@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import json
 import logging
 
 from typing import Any
 
-from ..actions import Outcome
+from ..actions import Outcome, detach
 from ..errors import CallLogMismatchError, Interrupt, LimitExceeded, SandboxError, ScriptError
 from ..stores.rows import Entry
 from .attempt import Attempt, AttemptResult, Observer
-from .journal import JournalWriter
+from .journal import JournalWriter, settlement
 from .realm import Realm
 from .requests import FrontierReached, Requests
 from .waits import Waits
@@ -221,13 +220,13 @@ class Runner:
         request = self.requests[slot]
         if outcome.kind == "ok":
             self.writer.append("result", slot, ok=True, value=outcome.value)
+            # settlement() of that entry, without encoding the value again: outcome.json is its JSON
             self.ready.append((slot, '{"ok":true,"value":' + outcome.json + "}"))
         elif outcome.kind in ("error", "timeout"):
             if outcome.kind == "timeout":
                 self.engine.replace_executor()  # a thread that timed out cannot be stopped: never reuse it
             error = {**(outcome.error or {}), "action": request.body.get("name")}
-            self.writer.append("result", slot, ok=False, error=error)
-            self.ready.append((slot, json.dumps({"ok": False, "error": error})))
+            self.ready.append((slot, settlement(self.writer.append("result", slot, ok=False, error=error))))
         elif outcome.kind == "parked":
             self.waits.children[slot] = outcome.data
         else:
@@ -241,14 +240,14 @@ class Runner:
                                child=request.body.get("child"), data=children[0].data, state=None,
                                interrupts=[{"id": i.id, "name": i.name, "data": i.data} for i in children])
             for child in children:
-                self.interrupts.append(Interrupt(child.id, child.run_id, slot, child.name, child.input, child.data,
-                                                 child.state, child.approval))
+                self.interrupts.append(Interrupt(child.id, child.run_id, slot, child.name, detach(child.input),
+                                                 detach(child.data), detach(child.state), child.approval))
             return
         interrupt_id = f"{self.run.id}:{slot}"
         self.writer.append("interrupt", slot, name=name, input=request.body.get("input"), data=outcome.data,
                            state=outcome.state, id=interrupt_id, approval=outcome.approval)
-        self.interrupts.append(Interrupt(interrupt_id, self.run.id, slot, name, request.body.get("input"),
-                                         outcome.data, outcome.state, outcome.approval))
+        self.interrupts.append(Interrupt(interrupt_id, self.run.id, slot, name, detach(request.body.get("input")),
+                                         detach(outcome.data), detach(outcome.state), outcome.approval))
 
     # -- timers and events -------------------------------------------------------------
 
@@ -260,10 +259,10 @@ class Runner:
         fired = self.waits.take_due(self.now)
         for slot, kind in fired:
             if kind == "timer":
-                self.writer.append("fired", slot)
+                entry = self.writer.append("fired", slot)
             else:
-                self.writer.append("event", slot, event=None, signal=None)
-            self.ready.append((slot, '{"ok":true,"value":null}'))
+                entry = self.writer.append("event", slot, event=None, signal=None)
+            self.ready.append((slot, settlement(entry)))
         if fired:
             self._flush()
         return bool(fired)
@@ -282,7 +281,7 @@ class Runner:
 
             if self.store.deliver_signal(self.run.id, wait.accepts, write):
                 del self.waits.events[slot]
-                self.ready.append((slot, json.dumps({"ok": True, "value": written[-1][0].body["event"]})))
+                self.ready.append((slot, settlement(written[-1][0])))
                 self._notify(written)
                 delivered = True
         return delivered

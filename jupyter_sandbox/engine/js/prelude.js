@@ -31,20 +31,28 @@ const ObjectCreate = Object.create;
 const table = () => ObjectCreate(null);
 const arraySort = uncurry(Array.prototype.sort);
 const arrayJoin = uncurry(Array.prototype.join);
-const arrayMap = uncurry(Array.prototype.map);
 const strSplit = uncurry(String.prototype.split);
 const reExec = uncurry(RegExp.prototype.exec);
 const toWellFormed = uncurry(String.prototype.toWellFormed);
 const isWellFormed = uncurry(String.prototype.isWellFormed);
 const strSlice = uncurry(String.prototype.slice);
 const promiseThen = uncurry(Promise.prototype.then);
-const promiseAll = Promise.all.bind(Promise);
-const promiseAllSettled = Promise.allSettled.bind(Promise);
+const promiseResolve = Promise.resolve.bind(Promise);
+const promiseReject = Promise.reject.bind(Promise);
+const hasOwn = uncurry(Object.prototype.hasOwnProperty);
+const isError = Error.isError; // the [[ErrorData]] brand: no toStringTag or instanceof a script could fake
+const ObjectProto = Object.prototype;
+const ProxyCtor = Proxy;
+const reflectGet = Reflect.get;
 const dateToISO = uncurry(Date.prototype.toISOString);
 const dateTime = uncurry(Date.prototype.getTime);
 const realNow = Date.now;
 const realRandom = Math.random;
 const MathFloor = Math.floor;
+const MathMax = Math.max;
+const MathMin = Math.min;
+const Int32 = Int32Array;
+const toLower = uncurry(String.prototype.toLowerCase);
 
 const FRAME = /:(\d+):(\d+)\)?$/;
 const MAX_DEPTH = 256; // below the 400 levels the journal's CBOR decoder reads back
@@ -65,7 +73,23 @@ function str(v) {
 // Append to a host array without [[Set]], which would run a setter a script
 // put on Array.prototype (and so see, or swallow, what the host records).
 function append(list, value) {
-  ObjectDefine(list, list.length, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
+  put(list, list.length, value);
+}
+
+function put(object, key, value) {
+  ObjectDefine(object, key, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
+}
+
+// A field of a record the host was handed (JSON it parsed): its own, never one a
+// script put on Object.prototype (which could turn a success into a failure).
+function own(record, key) {
+  return record !== null && typeof record === "object" && hasOwn(record, key) ? record[key] : undefined;
+}
+
+// The value a completion gives the script, live (settle) and replayed (the plan)
+// alike: a completion that carries none (a fired timer) gives null, never undefined.
+function completionValue(record, key) {
+  return hasOwn(record, key) ? record[key] : null;
 }
 
 // ---- settings, filled by configure() -------------------------------------
@@ -74,6 +98,7 @@ let runId = null;
 let lineOffset = 0;       // the script starts at this line + 1 (see realm.py)
 let actionNames = table();
 let actionList = "";
+let actionSorted = [];    // the registered names, sorted: for the message about an unknown one
 let strict = false;
 let clockBase = 0;        // host clock (epoch ms) at the last entry into JS
 let clockReal = 0;        // realNow() at that moment
@@ -112,6 +137,11 @@ function canon(v, path, seen) {
     return JSONstringify(dateToISO(v));
   }
   append(seen, v); // the path from the root: a value met again on it is a cycle
+  if (isError(v)) {
+    const out = canon(errorRecord(v), path, seen);
+    seen.length--;
+    return out;
+  }
   let out;
   if (isArray(v)) {
     out = "[";
@@ -133,6 +163,48 @@ function canon(v, path, seen) {
     out += "}";
   }
   seen.length--;
+  return out;
+}
+
+// A JS Error crossing out (returned, a settled reason, in data, a log line or an
+// action's input) is carried as {name, message}, its stack where it has one (the
+// script's own frames, as workflow.js:LINE:COL) and its own enumerable fields
+// (an ActionError's `action`): built from the same code on the same lines, it is
+// the same live and replayed.
+function errorRecord(e) {
+  const out = table();
+  const keys = ObjectKeys(e);
+  for (let i = 0; i < keys.length; i++) put(out, keys[i], e[keys[i]]);
+  const name = e.name;
+  const message = e.message;
+  put(out, "name", name === undefined ? "Error" : printable(name));
+  put(out, "message", message === undefined ? "" : printable(message));
+  const stack = e.stack;
+  if (typeof stack === "string") {
+    const frames = scriptStack(stack);
+    if (frames !== "") put(out, "stack", frames);
+    else delete out.stack;
+  }
+  return out;
+}
+
+function printable(v) {
+  try { return StringCtor(v); } catch (e) { return "[unprintable]"; }
+}
+
+const INPUT_FRAME = /<input>:(\d+):(\d+)/;
+
+// The script's frames of a stack, renamed workflow.js:LINE:COL as realm.py's
+// rewrite_stack does; the prelude's own frames (plumbing) are left out.
+function scriptStack(stack) {
+  const lines = strSplit(stack, "\n");
+  let out = "";
+  for (let i = 0; i < lines.length; i++) {
+    const m = reExec(INPUT_FRAME, lines[i]);
+    if (m === null || +m[1] <= lineOffset) continue;
+    out += (out === "" ? "" : "\n") + strSlice(lines[i], 0, m.index) + `workflow.js:${+m[1] - lineOffset}:${m[2]}`
+      + strSlice(lines[i], m.index + m[0].length);
+  }
   return out;
 }
 
@@ -189,20 +261,34 @@ function keyOf(kin) {
   }
 }
 
+// One recorded completion, as the host reads it from here on: a null-prototype
+// record with every field its own, so nothing a script puts on Object.prototype
+// (an `e`, a `v`, a getter named `used`) can add a field a record lacks: turn a
+// replayed success into a failure or give a timer a value.
+function planRecord(from) {
+  const rec = table();
+  rec.s = from.s;
+  rec.k = hasOwn(from, "k") ? from.k : keyOf(from.kin);
+  rec.sync = hasOwn(from, "sync") && !!from.sync;
+  rec.ok = !hasOwn(from, "e");
+  rec.v = rec.ok ? completionValue(from, "v") : null;
+  rec.e = rec.ok ? null : from.e;
+  rec.used = false;
+  rec.done = false;
+  rec.res = null;
+  rec.rej = null;
+  rec.name = null;
+  return rec;
+}
+
 function loadPlan(plan) {
   order = [];
   const recs = plan.recs;
   for (let i = 0; i < recs.length; i++) {
-    const rec = recs[i];
-    if (rec.k === undefined) rec.k = keyOf(rec.kin);
-    rec.used = false; // own slots for every field the host writes later: an
-    rec.done = false; // inherited setter must never see a record
-    rec.res = null;
-    rec.rej = null;
-    rec.name = null;
+    const rec = planRecord(recs[i]);
     recorded[rec.s] = rec;
     let fifo = byKey[rec.k];
-    if (fifo === undefined) { fifo = { recs: [], next: 0 }; byKey[rec.k] = fifo; }
+    if (fifo === undefined) { fifo = { __proto__: null, recs: [], next: 0 }; byKey[rec.k] = fifo; }
     fifo.recs[fifo.recs.length] = rec;
     if (!rec.sync) { order[order.length] = rec; undelivered++; }
   }
@@ -215,7 +301,9 @@ function loadPlan(plan) {
   frontier = plan.frontier | 0;
 }
 
-class MismatchSignal extends ErrorCtor {}
+// What reserve() throws at a divergence: compared by identity, not instanceof (which
+// a script's Error[Symbol.hasInstance] would answer).
+const DIVERGED = ObjectFreeze(table());
 
 // Reserve the next slot; return the recorded entry that serves it, or null
 // when the effect must run live. Rule 2 of DESIGN.md "Replay".
@@ -241,7 +329,7 @@ function reserve(key, op, name, inputText) {
     const type = op === "call" ? "action" : op;
     const attempted = name === null ? `{"type":"${type}"}` : `{"type":"${type}","name":${JSONstringify(name)},"input":${inputText}}`;
     push(`{"t":"mismatch","s":${s},"attempted":${attempted}${locationText()}}`);
-    throw new MismatchSignal(`replay diverged at position ${s}`);
+    throw DIVERGED;
   }
   servedSlot = s;
   return null;
@@ -271,10 +359,12 @@ class ActionError extends ErrorCtor {
   }
 }
 ObjectDefine(ActionError.prototype, "name", { __proto__: null, value: "ActionError", writable: true, configurable: true });
+ObjectFreeze(ActionError); // the host builds these: a script may not swap the constructor `super` calls
 
+// ``error`` is JSON the host parsed: only its own fields are read.
 function settleWith(res, rej, action, ok, value, error) {
   if (ok) res(value);
-  else rej(new ActionError(error.action || action, error.message, error.issues));
+  else rej(new ActionError(own(error, "action") || action, own(error, "message"), own(error, "issues")));
 }
 
 // An effect the script asked for. ``inputText`` is its canonical input (the
@@ -285,7 +375,7 @@ function effect(op, key, name, inputText, extra) {
   try {
     rec = reserve(key, op, name, inputText);
   } catch (e) {
-    if (e instanceof MismatchSignal) return new PromiseCtor(() => {});
+    if (e === DIVERGED) return new PromiseCtor(() => {});
     throw e;
   }
   const s = servedSlot;
@@ -351,9 +441,14 @@ function show(v) {
   if (typeof v === "string") return v;
   if (v instanceof ErrorCtor) return v.stack ? `${v.name}: ${v.message}` : StringCtor(v);
   if (typeof v === "object" && v !== null) {
-    try { return JSONstringify(v); } catch (e) { return toTag(v); }
+    try { return JSONstringify(v, errorsAsRecords); } catch (e) { return toTag(v); }
   }
   return StringCtor(v);
+}
+
+// An Error inside a logged object shows as the record it crosses out as, not as {}.
+function errorsAsRecords(key, value) {
+  return typeof value === "object" && value !== null && isError(value) ? errorRecord(value) : value;
 }
 
 function makeConsole() {
@@ -362,7 +457,7 @@ function makeConsole() {
     out[level] = (...args) => {
       let message = "";
       for (let i = 0; i < args.length; i++) message += (i ? " " : "") + show(args[i]);
-      append(consoleLines, { level, message });
+      append(consoleLines, { __proto__: null, level, message });
       note("console", `,"level":"${level}","message":${str(message)}`);
     };
   }
@@ -379,15 +474,63 @@ function describeInput(what, input) {
   }
 }
 
-function callAction(name, input, options) {
-  if (typeof name !== "string" || actionNames[name] !== true) {
-    return PromiseCtor.reject(new ActionError(StringCtor(name), `no action named ${JSONstringify(StringCtor(name))} is registered (available: ${actionList})`));
+// Optimal string alignment distance (insertions, deletions, substitutions, swaps of
+// neighbours), or limit + 1 as soon as it is more than limit. Typed rows: no index
+// write of the host's can reach a setter a script put on Array.prototype.
+function editDistance(a, b, limit) {
+  if (MathMax(a.length - b.length, b.length - a.length) > limit) return limit + 1;
+  let before = new Int32(b.length + 1);
+  let prev = new Int32(b.length + 1);
+  for (let j = 0; j <= b.length; j++) prev[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    const row = new Int32(b.length + 1);
+    row[0] = i;
+    let best = i;
+    for (let j = 1; j <= b.length; j++) {
+      let d = MathMin(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = MathMin(d, before[j - 2] + 1);
+      row[j] = d;
+      if (d < best) best = d;
+    }
+    if (best > limit) return limit + 1;
+    before = prev;
+    prev = row;
   }
+  return prev[b.length];
+}
+
+// The registered name closest to ``name`` (case aside), if one is near enough to be a typo of it.
+function closest(name) {
+  const wanted = toLower(name);
+  const limit = MathMax(2, MathFloor(wanted.length / 3));
+  let best = null;
+  let bestDistance = limit + 1;
+  for (let i = 0; i < actionSorted.length; i++) {
+    const candidate = actionSorted[i];
+    const d = editDistance(wanted, toLower(candidate), limit);
+    if (d < bestDistance && d < candidate.length) { best = candidate; bestDistance = d; }
+  }
+  return best;
+}
+
+// The failure of a call to an action that is not registered: it names the action,
+// the closest registered one and all of them (after a kernel restart, before the
+// notebook registers its actions again, this is what a user meets first).
+function unknownAction(name) {
+  const text = typeof name === "string" ? name : printable(name);
+  const near = typeof name === "string" ? closest(name) : null;
+  const hint = near === null ? "" : `; did you mean ${JSONstringify(near)}?`;
+  const shown = text.length > 80 ? strSlice(text, 0, 80) + "..." : text;
+  return new ActionError(text, `no action named ${str(shown)} is registered${hint} (available: ${actionList})`);
+}
+
+function callAction(name, input, options) {
+  if (typeof name !== "string" || actionNames[name] !== true) return promiseReject(unknownAction(name));
   let inputText;
   try {
     inputText = describeInput(`actions.${name}`, input);
   } catch (e) {
-    return PromiseCtor.reject(e);
+    return promiseReject(e);
   }
   const extra = options && options.description !== undefined && options.description !== null
     ? `,"description":${str(options.description)}` : "";
@@ -395,16 +538,16 @@ function callAction(name, input, options) {
 }
 
 function child(op, spec) {
-  if (spec === null || typeof spec !== "object") return PromiseCtor.reject(new TypeErrorCtor(`ctx.${op} takes an object`));
+  if (spec === null || typeof spec !== "object") return promiseReject(new TypeErrorCtor(`ctx.${op} takes an object`));
   let specText;
-  try { specText = describeInput(`ctx.${op}`, spec); } catch (e) { return PromiseCtor.reject(e); }
+  try { specText = describeInput(`ctx.${op}`, spec); } catch (e) { return promiseReject(e); }
   const name = op === "agent" ? StringCtor(spec.agent) : StringCtor(spec.name || "child");
   return effect(op, `${op}|${specText}`, name, specText, "");
 }
 
 function sleep(ms) {
   if (typeof ms !== "number" || !NumberIsFinite(ms) || ms < 0) {
-    return PromiseCtor.reject(new TypeErrorCtor(`ctx.sleep takes a non-negative number of milliseconds, got ${show(ms)}`));
+    return promiseReject(new TypeErrorCtor(`ctx.sleep takes a non-negative number of milliseconds, got ${show(ms)}`));
   }
   return effect("sleep", `sleep|${ms}`, "sleep", JSONstringify(ms), `,"ms":${ms}`);
 }
@@ -412,10 +555,10 @@ function sleep(ms) {
 function waitForEvent(match, options) {
   const timeout = options && options.timeout !== undefined && options.timeout !== null ? options.timeout : null;
   if (timeout !== null && (typeof timeout !== "number" || !NumberIsFinite(timeout) || timeout < 0)) {
-    return PromiseCtor.reject(new TypeErrorCtor(`ctx.waitForEvent: timeout must be a non-negative number of milliseconds`));
+    return promiseReject(new TypeErrorCtor(`ctx.waitForEvent: timeout must be a non-negative number of milliseconds`));
   }
   let matchText;
-  try { matchText = describeInput("ctx.waitForEvent", match === undefined ? {} : match); } catch (e) { return PromiseCtor.reject(e); }
+  try { matchText = describeInput("ctx.waitForEvent", match === undefined ? {} : match); } catch (e) { return promiseReject(e); }
   return effect("wait", `wait|${matchText}|${timeout}`, "waitForEvent", matchText,
     `,"match":${matchText},"timeout":${timeout}`);
 }
@@ -428,8 +571,9 @@ async function step(label, fn) {
   const parent = openSteps.length ? openSteps[openSteps.length - 1] : null;
   note("step", `,"id":${id},"label":${str(label)},"phase":"start","parent":${parent}`);
   append(openSteps, id);
-  const close = () => {
-    const at = openSteps.lastIndexOf(id);
+  const close = () => { // by hand: a script's Array.prototype.lastIndexOf must not reach the host's list
+    let at = openSteps.length - 1;
+    while (at >= 0 && openSteps[at] !== id) at--;
     if (at >= 0) { for (let i = at; i < openSteps.length - 1; i++) openSteps[i] = openSteps[i + 1]; openSteps.length--; }
   };
   try {
@@ -444,11 +588,34 @@ async function step(label, fn) {
   }
 }
 
+// Start every thunk, in order, into a host array (not Array.prototype.map, whose
+// species a script can replace).
 function thunks(what, list) {
   if (!isArray(list)) throw new TypeErrorCtor(`${what} takes an array of functions`);
-  return arrayMap(list, (t, i) => {
+  const started = [];
+  const n = list.length;
+  for (let i = 0; i < n; i++) {
+    const t = list[i];
     if (typeof t !== "function") throw new TypeErrorCtor(`${what}: item ${i} is not a function (pass () => ... thunks)`);
-    return t();
+    append(started, t());
+  }
+  return started;
+}
+
+// Promise.all / Promise.allSettled over started thunks, with the intrinsics captured
+// before the script ran: a script's Promise.prototype.then, Promise.all or
+// Promise.resolve changes its own promises, not what ctx.parallel resolves to.
+function gather(promises, settled) {
+  return new PromiseCtor((resolve, reject) => {
+    const out = [];
+    let left = promises.length;
+    if (left === 0) { resolve(out); return; }
+    for (let i = 0; i < promises.length; i++) {
+      const done = (value) => { put(out, i, value); if (--left === 0) resolve(out); };
+      promiseThen(promiseResolve(promises[i]),
+        settled ? (value) => done({ status: "fulfilled", value }) : done,
+        settled ? (reason) => done({ status: "rejected", reason }) : reject);
+    }
   });
 }
 
@@ -460,8 +627,8 @@ const ctx = {
   call: callAction,
   delegate: (spec) => child("delegate", spec),
   agent: (spec) => child("agent", spec),
-  parallel: (list) => promiseAll(thunks("ctx.parallel", list)),
-  parallelSettled: (list) => promiseAllSettled(thunks("ctx.parallelSettled", list)),
+  parallel: (list) => gather(thunks("ctx.parallel", list), false),
+  parallelSettled: (list) => gather(thunks("ctx.parallelSettled", list), true),
   step,
   plan(plan) {
     if (!isArray(plan)) throw new TypeErrorCtor("ctx.plan takes an array of items (strings or {title, done})");
@@ -491,6 +658,20 @@ const ctx = {
 
 // ---- the global object the script sees ------------------------------------
 
+// The prototype of `actions`: `actions.NAME` for a NAME that is neither registered
+// (an own property) nor on Object.prototype (toString, ...) is a function that fails
+// as ctx.call does, so `await actions.publsh(x)` throws a catchable ActionError
+// instead of "not a function". `then` and `toJSON` stay absent: `actions` is no
+// thenable, and serialises as {}. Test for an action with `"name" in actions`.
+const unregistered = new ProxyCtor(ObjectCreate(ObjectProto), {
+  __proto__: null,
+  get(target, name, receiver) {
+    if (typeof name !== "string" || name in target) return reflectGet(target, name, receiver);
+    if (name === "then" || name === "toJSON") return undefined;
+    return (input, options) => callAction(name, input, options);
+  },
+});
+
 let inputValue = null;
 
 function installGlobals(settings) {
@@ -514,9 +695,9 @@ function installGlobals(settings) {
   G.ActionError = ActionError;
   G.console = makeConsole();
   G.data = {};
-  const actions = {};
+  const actions = ObjectCreate(unregistered);
   for (const name of settings.actions) {
-    actions[name] = (input, options) => callAction(name, input, options);
+    put(actions, name, (input, options) => callAction(name, input, options));
   }
   G.actions = ObjectFreeze(actions);
   G.ctx = ObjectFreeze(ctx);
@@ -555,7 +736,10 @@ G.__jsbx_host = {
     lineOffset = settings.lineOffset;
     strict = !!settings.strict;
     for (let i = 0; i < settings.actions.length; i++) actionNames[settings.actions[i]] = true;
-    actionList = arrayJoin(arraySort(settings.actions.slice()), ", ") || "none";
+    actionSorted = arraySort(settings.actions.slice());
+    const many = actionSorted.length > 40; // the message lists them all, up to a point
+    actionList = (arrayJoin(many ? actionSorted.slice(0, 40) : actionSorted, ", ") || "none")
+      + (many ? `, and ${actionSorted.length - 40} more` : "");
     inputValue = settings.input;
     clockBase = now; clockReal = realNow();
     loadPlan(settings.plan);
@@ -584,7 +768,7 @@ G.__jsbx_host = {
     clockBase = now; clockReal = realNow();
     rec.done = true;
     undelivered--;
-    settleWith(rec.res, rec.rej, rec.name, rec.e === undefined, rec.v, rec.e);
+    settleWith(rec.res, rec.rej, rec.name, rec.ok, rec.v, rec.e);
     return 1;
   },
   settle(slot, json, now) {
@@ -593,7 +777,8 @@ G.__jsbx_host = {
     delete pending[slot];
     clockBase = now; clockReal = realNow();
     const result = JSONparse(json);
-    settleWith(entry[0], entry[1], entry[2], result.ok, result.value, result.error);
+    const ok = own(result, "ok") === true;
+    settleWith(entry[0], entry[1], entry[2], ok, ok ? completionValue(result, "value") : null, own(result, "error"));
   },
   take() {
     return queue === "" ? "" : takeQueue();
