@@ -85,22 +85,37 @@ def postgres_server():
         cluster.stop()
 
 
-@pytest.fixture
-def postgres_url(postgres_server, request):
-    """A URL whose ``search_path`` is a schema of its own: an empty store for this test."""
+def _new_schema(server: str) -> str:
     import psycopg
     from postgres_server import with_schema
 
     schema = f"t{os.getpid()}_{next(_SCHEMAS)}"
-    with psycopg.connect(postgres_server, autocommit=True) as conn:
+    with psycopg.connect(server, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
-    yield with_schema(postgres_server, schema)
-    if os.environ.get("JUPYTER_SANDBOX_TEST_POSTGRES"):  # someone else's server: leave it clean
-        with psycopg.connect(postgres_server, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    _CREATED.append((server, schema))
+    return with_schema(server, schema)
 
 
 _SCHEMAS = itertools.count()
+_CREATED: list[tuple[str, str]] = []
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """A URL whose ``search_path`` is a schema of its own: an empty store for this test."""
+    yield _new_schema(postgres_server)
+    _drop_schemas()
+
+
+def _drop_schemas() -> None:
+    """On someone else's server (``JUPYTER_SANDBOX_TEST_POSTGRES``), leave no schema behind."""
+    import psycopg
+
+    while _CREATED:
+        server, schema = _CREATED.pop()
+        if os.environ.get("JUPYTER_SANDBOX_TEST_POSTGRES"):
+            with psycopg.connect(server, autocommit=True) as conn:
+                conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -109,3 +124,15 @@ def store_url(request, tmp_path):
     if request.param == "sqlite":
         return str(tmp_path / "runs.sqlite")
     return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def new_store(request, tmp_path):
+    """Makes empty stores on one backend: each ``new_store()`` is a fresh SQLite file or PostgreSQL schema."""
+    count = itertools.count()
+    if request.param == "sqlite":
+        yield lambda: str(tmp_path / f"runs{next(count)}.sqlite")
+        return
+    server = request.getfixturevalue("postgres_server")
+    yield lambda: _new_schema(server)
+    _drop_schemas()

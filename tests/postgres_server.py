@@ -71,13 +71,21 @@ class PostgresCluster:
     def start(self) -> str:
         user = self._user or pwd.getpwuid(os.geteuid()).pw_name
         self._run("initdb", "-D", str(self.data), "-U", user, "--auth=trust", "-E", "UTF8", "--no-sync")
+        self.start_server()
+        self.url = f"postgresql://{user}@/postgres?host={self.root}"
+        return self.url
+
+    def start_server(self) -> None:
+        """Start (or restart) the server on the cluster's folder."""
         # A test server: durability off (the suite tests our transactions, not the disk), room for
         # many connections (several stores and subprocesses per test), and no TCP listener.
         options = (f"-k {self.root} -c listen_addresses='' -c fsync=off -c synchronous_commit=off "
                    "-c full_page_writes=off -c max_connections=200")
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "-t", "60", "start")
-        self.url = f"postgresql://{user}@/postgres?host={self.root}"
-        return self.url
+
+    def stop_server(self) -> None:
+        """Stop the server at once (every connection cut), keeping the cluster for ``start_server``."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop", timeout=60)
 
     def stop(self) -> None:
         try:

@@ -3,6 +3,7 @@
 Expected: 0 double executions, 0 lost journal entries, every run finishes.
 Counts are small here; ``bench/stress.py`` runs 300 threaded runs, 4 processes
 x 40 runs, 100 double approvals (threads and processes) and 50 racing signals.
+Every test that shares a store runs on SQLite and on PostgreSQL (``store_url``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ ROOT = Path(__file__).resolve().parent.parent
 from stress_module import stress  # noqa: E402  (bench/stress.py, loaded once)
 
 SOURCE = stress.CONC_SOURCE  # 5 sequential calls and 3 in Promise.all; returns 13
+
+
+@pytest.fixture
+def store_path(store_url):
+    """The shared store, on each backend in turn (conftest's ``store_path`` is an SQLite file)."""
+    return store_url
 
 
 def journal_complete(sb: Sandbox, run_id: str) -> None:
@@ -93,8 +100,8 @@ def test_a_slow_action_in_one_run_does_not_hold_up_the_others(sb):
     assert finished["quick"] < finished["slow"]
 
 
-def test_processes_sharing_one_store(tmp_path):
-    store, effects, program = tmp_path / "shared.sqlite", tmp_path / "effects.txt", tmp_path / "child.py"
+def test_processes_sharing_one_store(tmp_path, store_url):
+    store, effects, program = store_url, tmp_path / "effects.txt", tmp_path / "child.py"
     effects.touch()
     Sandbox(store).close()
     program.write_text(stress.PROC_CHILD.format(root=str(ROOT), conc_source=SOURCE))
@@ -158,8 +165,8 @@ def test_two_sandboxes_on_one_file_resume_the_same_run_once(store_path):
     assert calls[("pay", "x")] + calls_second[("pay", "x")] == 1
 
 
-def test_double_approvals_from_processes_execute_once(tmp_path):
-    store, effects, program = tmp_path / "approve.sqlite", tmp_path / "effects.txt", tmp_path / "child.py"
+def test_double_approvals_from_processes_execute_once(tmp_path, store_url):
+    store, effects, program = store_url, tmp_path / "effects.txt", tmp_path / "child.py"
     effects.touch()
     program.write_text(stress.PROC_CHILD.format(root=str(ROOT), conc_source=SOURCE))
     sb = Sandbox(store)

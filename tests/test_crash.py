@@ -2,7 +2,7 @@
 
 The guarantee (seed 001, "One honest caveat"): an effect whose result was
 journaled never runs again; the one in flight when the process died may run
-twice (at-least-once). ``bench/stress.py`` runs many more trials.
+twice (at-least-once). Each test runs on SQLite and on PostgreSQL. ``bench/stress.py`` runs many more trials.
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ CHILD = textwrap.dedent(f"""
 """)
 
 
-def crash_trial(workdir: Path, kill_after: float) -> dict:
+def crash_trial(workdir: Path, kill_after: float, store: str) -> dict:
     """Start a run in a child, SIGKILL it after ``kill_after`` s, finish it here; return what happened."""
-    store, effects, program = workdir / "runs.sqlite", workdir / "effects.txt", workdir / "child.py"
+    effects, program = workdir / "effects.txt", workdir / "child.py"
     program.write_text(CHILD)
     effects.touch()
     child = subprocess.Popen([sys.executable, str(program), str(store), str(effects)])
@@ -73,14 +73,14 @@ def crash_trial(workdir: Path, kill_after: float) -> dict:
 
 
 @pytest.mark.slow
-def test_sigkill_at_random_moments_loses_nothing_and_repeats_at_most_the_call_in_flight(tmp_path):
+def test_sigkill_at_random_moments_loses_nothing_and_repeats_at_most_the_call_in_flight(tmp_path, new_store):
     rng = random.Random(20261130)
     trials = 20
     repeated_total = 0
     for trial in range(trials):
         workdir = tmp_path / f"trial{trial}"
         workdir.mkdir()
-        result = crash_trial(workdir, rng.uniform(0.2, 0.9))
+        result = crash_trial(workdir, rng.uniform(0.2, 0.9), new_store())
         counts = result["counts"]
         assert result["output"] == "done"
         assert set(counts) == set(range(STEPS)), "every effect ran"
@@ -91,11 +91,11 @@ def test_sigkill_at_random_moments_loses_nothing_and_repeats_at_most_the_call_in
     print(f"{trials} SIGKILL trials: 0 lost, {repeated_total} in-flight repeats, 0 journaled repeats")
 
 
-def test_a_killed_runs_lease_is_taken_over_only_when_its_process_is_gone(tmp_path):
+def test_a_killed_runs_lease_is_taken_over_only_when_its_process_is_gone(store_url):
     from jupyter_sandbox import RunBusyError
     from jupyter_sandbox.stores.base import OWNER
 
-    sb = Sandbox(tmp_path / "runs.sqlite")
+    sb = Sandbox(store_url)
     sb.action(lambda x: x, name="effect")
     run_id = sb.eval("return 1").run_id
     sb.store.update_run(run_id, status="running", owner="otherhost-but-same:1:x".replace(

@@ -7,7 +7,10 @@ trials and a real full tmpfs; these are the fast versions.
 
 Disk full is simulated with ``PRAGMA max_page_count`` on the store's own
 connection (``sb.store._db``); read-only with ``PRAGMA query_only`` (as root,
-file permissions do not stop SQLite).
+file permissions do not stop SQLite). Those faults, and files that are not
+stores, are SQLite's own (marked ``sqlite_only``); damaged rows and newer
+schemas run on both backends (``on_both``), and PostgreSQL adds its own: a
+foreign schema and a server restart in the middle of a run.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ import pytest
 
 from jupyter_sandbox import RunBusyError, Sandbox, SandboxError, SandboxInterrupt, StoreError
 
+from store_backends import query  # noqa: E402  (tests/store_backends.py)
 from stress_module import stress  # noqa: E402  (bench/stress.py, loaded once)
 
 BULKY = "for (let i = 0; i < 300; i++) await actions.bulky(i); return 'done'"
+on_both = pytest.mark.parametrize("good_target", ["sqlite", "postgres"], indirect=True)
 
 
 def journal_consistent(sb: Sandbox, run_id: str) -> None:
@@ -66,6 +71,7 @@ def journaled_inputs(sb: Sandbox, run_id: str) -> set:
 # Found before e500f0a (fixed there; this test now guards it): store._tx maps only BEGIN/COMMIT errors; an INSERT
 # that hits SQLITE_FULL escapes raw, and since SQLite already rolled back, the ROLLBACK in _tx raises
 # sqlite3.OperationalError('cannot rollback - no transaction is active'), hiding the cause
+@pytest.mark.sqlite_only
 def test_a_full_disk_is_a_store_error(store_path):
     sb = Sandbox(store_path)
     with_bulky(sb)
@@ -76,6 +82,7 @@ def test_a_full_disk_is_a_store_error(store_path):
     assert "full" in str(info.value)
 
 
+@pytest.mark.sqlite_only
 def test_a_full_disk_leaves_the_journal_consistent_and_the_run_resumable(store_path):
     sb = Sandbox(store_path)
     calls = with_bulky(sb)
@@ -102,6 +109,7 @@ def test_a_full_disk_leaves_the_journal_consistent_and_the_run_resumable(store_p
 # Found before e500f0a (fixed there; this test now guards it): when Store.finish_attempt fails (disk full at the
 # end of a run) the run stays 'running', owned by this process and still in store._ACTIVE, so every later resume
 # in this process raises RunBusyError ('already being resumed') until force=True
+@pytest.mark.sqlite_only
 def test_a_full_disk_at_the_end_of_a_run_does_not_leave_it_running(store_path):
     sb = Sandbox(store_path)
     sb.eval("return 1")
@@ -117,6 +125,7 @@ def test_a_full_disk_at_the_end_of_a_run_does_not_leave_it_running(store_path):
 # -- a read-only store ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only
 def test_a_read_only_store_is_a_store_error_and_nothing_is_half_written(store_path):
     sb = Sandbox(store_path)
     sb.action(lambda x: x, name="echo")
@@ -137,9 +146,17 @@ def test_a_read_only_store_is_a_store_error_and_nothing_is_half_written(store_pa
 
 
 @pytest.fixture
-def good_store(tmp_path):
+def good_target(request, tmp_path):
+    """Where ``good_store`` is built: an SQLite file, or (``on_both``) a PostgreSQL schema."""
+    if getattr(request, "param", "sqlite") == "postgres":
+        return request.getfixturevalue("postgres_url")
+    return tmp_path / "good.sqlite"
+
+
+@pytest.fixture
+def good_store(good_target):
     """A store with three finished runs and one paused on an approval."""
-    path = tmp_path / "good.sqlite"
+    path = good_target
     sb = Sandbox(path)
     stress._register(sb, collections.Counter())
     for k in range(3):
@@ -167,6 +184,7 @@ def use_store(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("content", [b"\x00" * 100, b"hello, not a database\n" * 100, bytes(range(256)) * 20,
                                      b"SQLite format 3\x00" + b"\xff" * 2000])
+@pytest.mark.sqlite_only
 def test_a_file_that_is_not_a_store_is_a_store_error(tmp_path, content):
     path = tmp_path / "runs.sqlite"
     path.write_bytes(content)
@@ -175,6 +193,7 @@ def test_a_file_that_is_not_a_store_is_a_store_error(tmp_path, content):
     assert str(path) in str(info.value)
 
 
+@pytest.mark.sqlite_only
 def test_an_empty_file_becomes_a_store(tmp_path):
     path = tmp_path / "runs.sqlite"
     path.write_bytes(b"")
@@ -182,6 +201,7 @@ def test_an_empty_file_becomes_a_store(tmp_path):
 
 
 @pytest.mark.parametrize("fraction", [0.05, 0.3, 0.5, 0.75, 0.95, 0.999])
+@pytest.mark.sqlite_only
 def test_a_truncated_store_is_a_store_error_or_still_reads(good_store, fraction):
     data = good_store.read_bytes()
     good_store.write_bytes(data[: int(len(data) * fraction)])
@@ -191,6 +211,7 @@ def test_a_truncated_store_is_a_store_error_or_still_reads(good_store, fraction)
         assert isinstance(exc, StoreError), exc
 
 
+@pytest.mark.sqlite_only
 def test_a_foreign_sqlite_database_is_a_store_error(tmp_path):
     path = tmp_path / "other.sqlite"
     db = sqlite3.connect(path)
@@ -201,21 +222,17 @@ def test_a_foreign_sqlite_database_is_a_store_error(tmp_path):
         use_store(path)
 
 
+@on_both
 def test_a_store_from_a_newer_version_is_a_store_error(good_store):
-    db = sqlite3.connect(good_store)
-    db.execute("UPDATE meta SET value = '99'")
-    db.commit()
-    db.close()
+    query(str(good_store), "UPDATE meta SET value = '99'")
     with pytest.raises(StoreError, match="newer"):
         use_store(good_store)
 
 
+@on_both
 @pytest.mark.parametrize("junk", [b"\xff\x00\xff", b"\xa0", b"\x01", b""])
 def test_a_corrupt_journal_entry_is_a_store_error(good_store, junk):
-    db = sqlite3.connect(good_store)
-    db.execute("UPDATE run_journal SET body = ? WHERE seq = 1", (junk,))
-    db.commit()
-    db.close()
+    query(str(good_store), "UPDATE run_journal SET body = ? WHERE seq = 1", (junk,))
     with pytest.raises(StoreError, match="journal entry"):
         use_store(good_store)
 
@@ -225,24 +242,20 @@ def test_a_corrupt_journal_entry_is_a_store_error(good_store, junk):
 # AttributeError 'int' object has no attribute 'get')
 @pytest.mark.parametrize("column, junk", [("output", b"\xff\x00\xff"), ("input", b"\x9f"), ("options", b"\x01"),
                                           ("options", b"\x5a\xff\xff\x00\x00"), ("output", b"\x62\xe9\x41")])
+@on_both
 def test_a_corrupt_run_row_is_a_store_error(good_store, column, junk):
-    db = sqlite3.connect(good_store)
-    db.execute(f"UPDATE runs SET {column} = ?", (junk,))
-    db.commit()
-    db.close()
+    query(str(good_store), f"UPDATE runs SET {column} = ?", (junk,))
     with pytest.raises(StoreError):
         use_store(good_store)
 
 
 # Found before e500f0a (fixed there; this test now guards it): Store.__init__ does int(schema_version) unguarded
 # (bare ValueError) and Path.mkdir on a parent that is a file raises a bare FileExistsError
-@pytest.mark.parametrize("how", ["schema-not-a-number", "parent-is-a-file"])
+@pytest.mark.parametrize("good_target, how", [("sqlite", "schema-not-a-number"), ("postgres", "schema-not-a-number"),
+                                             ("sqlite", "parent-is-a-file")], indirect=["good_target"])
 def test_odd_store_paths_and_schemas_are_store_errors(good_store, how):
     if how == "schema-not-a-number":
-        db = sqlite3.connect(good_store)
-        db.execute("UPDATE meta SET value = 'abc'")
-        db.commit()
-        db.close()
+        query(str(good_store), "UPDATE meta SET value = 'abc'")
         path = good_store
     else:
         path = good_store / "runs.sqlite"  # good_store is a file
@@ -250,6 +263,7 @@ def test_odd_store_paths_and_schemas_are_store_errors(good_store, how):
         Sandbox(path)
 
 
+@pytest.mark.sqlite_only
 def test_a_missing_wal_file_loses_at_most_the_uncheckpointed_tail(good_store):
     Path(str(good_store) + "-wal").unlink(missing_ok=True)
     statuses = use_store(good_store)
@@ -260,6 +274,7 @@ def test_a_missing_wal_file_loses_at_most_the_uncheckpointed_tail(good_store):
 
 
 @pytest.mark.slow
+@pytest.mark.sqlite_only  # kill_trial checks the file's health with SQLite's integrity_check
 def test_sigkill_during_resumes_corrupts_nothing_and_repeats_no_journaled_action(tmp_path):
     """A run paused on an approval is resumed in a child that is killed (1-3 times), then finished here."""
     rng = random.Random(20261130)
@@ -297,6 +312,7 @@ class _FailingCommits:
 # its transaction, before COMMIT. A run left 'running' by a failed attempt (shown 'stalled') whose next claim
 # fails at COMMIT (disk still full) stays in _ACTIVE, so it looks leased by this process: every later resume
 # raises RunBusyError until force=True (move _ACTIVE.add after the commit)
+@pytest.mark.sqlite_only
 def test_a_claim_whose_commit_fails_leaves_the_run_resumable(store_path):
     sb = Sandbox(store_path)
     stress._register(sb, collections.Counter())
@@ -313,3 +329,48 @@ def test_a_claim_whose_commit_fails_leaves_the_run_resumable(store_path):
     sb.store._db = real  # space again
     assert sb.store.get_run(run_id).status in ("stalled", "interrupted", "failed")
     assert sb.resume(run_id, "yes").output == "yes"
+
+
+# -- PostgreSQL's own faults ----------------------------------------------------------------------------------
+
+
+def test_a_foreign_postgres_schema_is_a_store_error(postgres_url):
+    query(postgres_url, "CREATE TABLE runs (x INTEGER)")
+    with pytest.raises(StoreError) as info:
+        use_store(postgres_url)
+    assert "not a usable run store" in str(info.value)
+
+
+@pytest.fixture
+def own_server(postgres_server):
+    """A cluster of this test's own, to stop and start (the session's serves every other test)."""
+    from postgres_server import PostgresCluster
+
+    with PostgresCluster() as cluster:
+        yield cluster
+
+
+def test_a_postgres_restart_mid_run_is_a_store_error_then_the_run_resumes(own_server):
+    from jupyter_sandbox.stores.postgres import PostgresStore
+
+    sb = Sandbox(PostgresStore(own_server.url, timeout=2))  # while the server is down, fail in 2 s
+    calls: collections.Counter = collections.Counter()
+
+    @sb.action
+    def step(i):
+        calls[i] += 1
+        if i == 3 and calls[i] == 1:
+            own_server.stop_server()  # the server dies while the action runs: its result cannot be written
+        return i
+
+    with pytest.raises(StoreError) as info:
+        sb.eval("for (let i = 0; i < 6; i++) await actions.step(i); return 'done'")
+    assert own_server.url.split("?")[0] in str(info.value)
+    own_server.start_server()
+    run = sb.runs()[0]
+    assert run.status == "stalled"  # its attempt could not record its end; this process no longer runs it
+    journal_consistent(sb, run.id)
+    assert sb.resume(run.id).output == "done"
+    assert [calls[i] for i in range(6)] == [1, 1, 1, 2, 1, 1]  # only the call in flight ran again
+    journal_consistent(sb, run.id)
+    sb.close()

@@ -62,9 +62,13 @@ _PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
 
 
 class PostgresStore:
-    """Runs and journals in PostgreSQL: the ``Store`` contract (base.py). ``url`` is a libpq URL."""
+    """Runs and journals in PostgreSQL: the ``Store`` contract (base.py). ``url`` is a libpq URL.
 
-    def __init__(self, url: str, *, lease: float | None = None, pool_size: int = 8):
+    ``lease``: seconds a claim holds without renewal (common.py); ``timeout``: seconds a call waits
+    for a connection (all ``pool_size`` busy, or the server unreachable) before its ``StoreError``.
+    """
+
+    def __init__(self, url: str, *, lease: float | None = None, pool_size: int = 8, timeout: float = 10.0):
         self.path = _PASSWORD.sub(r"\1***@", url)  # for messages: never the password
         self.lease_seconds = lease_seconds(lease)
         self._heartbeat = Heartbeat(self._renew, self.lease_seconds)
@@ -75,7 +79,8 @@ class PostgresStore:
         except psycopg.Error as exc:
             raise StoreError(f"{self.path} is not a usable run store: {_reason(exc)}", path=self.path) from exc
         self._pool = ConnectionPool(url, min_size=1, max_size=pool_size, kwargs={"autocommit": True},
-                                    open=False, name="jupyter-sandbox", timeout=30)
+                                    open=False, name="jupyter-sandbox", timeout=timeout)
+        self._timeout = timeout
         try:
             self._pool.open(wait=True, timeout=15)
         except PoolTimeout as exc:
@@ -110,10 +115,12 @@ class PostgresStore:
             with self._pool.connection() as conn:
                 yield conn
         except psycopg.Error as exc:
+            if isinstance(exc, psycopg.OperationalError):
+                self._pool.check()  # the server went away: drop the pool's dead connections, not just this one
             raise self._mapped(exc) from exc
         except PoolTimeout as exc:
-            raise StoreError(f"the run store {self.path} failed: no connection within 30 s ({exc})",
-                             path=self.path) from exc
+            raise StoreError(f"the run store {self.path} failed: no connection within {self._timeout} s; is the "
+                             "server up?", path=self.path) from exc
 
     @contextmanager
     def _tx(self) -> Iterator[psycopg.Connection]:
