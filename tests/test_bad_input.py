@@ -2,7 +2,7 @@
 
 Two halves:
 
-* **generated** — a few hundred cases from ``bench/stress.py``'s seeded
+* **generated** — a few hundred cases from ``bench/stress``'s seeded
   generator (the stress run uses the same generator for 10,000), run in worker
   subprocesses so a segfault is a crash and a stuck case is a hang rather than
   a stuck test session. One test per category asserts that category had no
@@ -36,7 +36,7 @@ from jupyter_sandbox import (ActionError, ActionInterrupt, InvalidCallLog, Limit
                              SandboxError, SandboxInterrupt, ScriptError)
 
 ROOT = Path(__file__).resolve().parent.parent
-from stress_module import stress  # noqa: E402  (bench/stress.py, loaded once)
+from stress_module import stress  # noqa: E402  (bench/stress, loaded once)
 
 SEED = 8
 CASES = 360
@@ -403,7 +403,7 @@ def test_the_per_action_timeout_overrides_the_limit():
                                          ("cyclic", "deeper"), ("generator", "generator")])
 def test_an_action_returning_junk_is_an_action_error_naming_it(kind, words):
     sb = Sandbox()
-    stress._register(sb, collections.Counter())
+    stress.register_actions(sb, collections.Counter())
     with pytest.raises(ActionError) as info:
         sb.eval(f"return await actions.junk({json.dumps(kind)})")
     assert "junk" in str(info.value) and words in str(info.value).lower()
@@ -414,7 +414,7 @@ def test_an_action_returning_junk_is_an_action_error_naming_it(kind, words):
 # for lone surrogates in keys: the message ends in an empty reason
 def test_an_action_returning_a_surrogate_key_says_so():
     sb = Sandbox()
-    stress._register(sb, collections.Counter())
+    stress.register_actions(sb, collections.Counter())
     with pytest.raises(ActionError, match="surrogate"):
         sb.eval("return await actions.junk('surrogate-key')")
 
@@ -424,7 +424,7 @@ def test_an_action_returning_a_surrogate_key_says_so():
 @pytest.mark.parametrize("kind", ["generator-exit", "cancelled"])
 def test_an_action_raising_a_base_exception_is_an_action_error(kind):
     sb = Sandbox()
-    stress._register(sb, collections.Counter())
+    stress.register_actions(sb, collections.Counter())
     try:
         output = sb.eval(f"try {{ await actions.boom({json.dumps(kind)}) }} catch (e) {{ return e.name }}").output
     except BaseException as exc:  # noqa: BLE001 - that is the bug
@@ -451,7 +451,7 @@ def test_an_action_raising_stop_iteration_is_an_action_error(hangs):
 # {exc}' inside its except block; an exception whose __str__ raises escapes eval as a bare RuntimeError
 def test_an_exception_whose_str_fails_is_still_an_action_error():
     sb = Sandbox()
-    stress._register(sb, collections.Counter())
+    stress.register_actions(sb, collections.Counter())
     try:
         output = sb.eval("try { await actions.boom('custom-str') } catch (e) { return e.name }").output
     except BaseException as exc:  # noqa: BLE001
@@ -465,7 +465,7 @@ def test_an_exception_whose_str_fails_is_still_an_action_error():
 @pytest.mark.parametrize("kind", ["object", "surrogate", "set", "nan"])
 def test_interrupt_data_that_is_not_json_is_an_action_error(kind):
     sb = Sandbox()
-    stress._register(sb, collections.Counter())
+    stress.register_actions(sb, collections.Counter())
     with pytest.raises(ActionError) as info:
         sb.eval(f"return await actions.pause({json.dumps(kind)})")
     assert "pause" in str(info.value)
@@ -520,7 +520,7 @@ def test_a_blocking_async_action_still_times_out():
 def test_a_run_input_that_is_not_json_is_a_type_error(kind):
     sb = Sandbox()
     with pytest.raises(TypeError) as info:
-        sb.eval("return 1", input=stress._py_value(kind))
+        sb.eval("return 1", input=stress.py_value(kind))
     assert "input" in str(info.value) and "not JSON" in str(info.value)
     assert sb.runs() == []  # nothing was stored for it
     assert_usable(sb)
@@ -617,12 +617,10 @@ def test_call_log_values_that_are_not_json_are_invalid_call_logs(mutate):
 HANG_PROGRAM = textwrap.dedent("""
     import sys, collections
     sys.path.insert(0, {root!r})
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("stress", {stress!r})
-    stress = importlib.util.module_from_spec(spec); spec.loader.exec_module(stress)
+    from bench import stress
     from jupyter_sandbox import Sandbox, Limits, SandboxError
     sb = Sandbox(limits=Limits(fuel_seconds=0.2))
-    stress._register(sb, collections.Counter())
+    stress.register_actions(sb, collections.Counter())
     try:
         sb.eval({source!r})
         print("RESULT ok", flush=True)
@@ -652,8 +650,7 @@ def _run_wave(tmp: Path, names: list[str], deadline: float) -> dict[str, str]:
     procs = {}
     for name in names:
         program = tmp / f"{name}.py"
-        program.write_text(HANG_PROGRAM.format(root=str(ROOT), stress=str(ROOT / "bench" / "stress" / "__main__.py"),
-                                               source=HANG_CASES[name]))
+        program.write_text(HANG_PROGRAM.format(root=str(ROOT), source=HANG_CASES[name]))
         procs[name] = subprocess.Popen([sys.executable, str(program)], stdout=subprocess.PIPE,
                                        stderr=subprocess.DEVNULL, text=True)
     until = time.monotonic() + deadline
@@ -684,8 +681,7 @@ def hangs(tmp_path_factory):
 
 def test_the_hang_harness_reports_a_normal_case(tmp_path):
     program = tmp_path / "ok.py"
-    program.write_text(HANG_PROGRAM.format(root=str(ROOT), stress=str(ROOT / "bench" / "stress" / "__main__.py"),
-                                           source="await new Promise(() => {})"))
+    program.write_text(HANG_PROGRAM.format(root=str(ROOT), source="await new Promise(() => {})"))
     stdout = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=30).stdout
     assert "RESULT ScriptError" in stdout
 
@@ -723,7 +719,7 @@ def _paused(sb: Sandbox) -> str:
 @pytest.mark.parametrize("kind", ["object", "surrogate", "deep500", "set", "nan"])
 def test_a_resume_answer_that_is_not_json_is_refused_before_it_is_journaled(asking, kind):
     run_id = _paused(asking)
-    value = deep(500) if kind == "deep500" else stress._py_value(kind)
+    value = deep(500) if kind == "deep500" else stress.py_value(kind)
     with pytest.raises((TypeError, ValueError)) as info:  # InvalidValue is both a SandboxError and a TypeError
         asking.resume(run_id, value)
     assert_clear(info.value, "answer")

@@ -1,7 +1,7 @@
 """Concurrency: many runs at once in one Sandbox, processes sharing a store, double approvals, racing signals.
 
 Expected: 0 double executions, 0 lost journal entries, every run finishes.
-Counts are small here; ``bench/stress.py`` runs 300 threaded runs, 4 processes
+Counts are small here; ``bench/stress`` runs 300 threaded runs, 4 processes
 x 40 runs, 100 double approvals (threads and processes) and 50 racing signals.
 Every test that shares a store runs on SQLite and on PostgreSQL (``store_url``).
 """
@@ -22,7 +22,7 @@ import pytest
 from jupyter_sandbox import RunBusyError, RunParked, RunStateError, Sandbox, SandboxError, SandboxInterrupt
 
 ROOT = Path(__file__).resolve().parent.parent
-from stress_module import stress  # noqa: E402  (bench/stress.py, loaded once)
+from stress_module import stress  # noqa: E402  (bench/stress, loaded once)
 
 SOURCE = stress.CONC_SOURCE  # 5 sequential calls and 3 in Promise.all; returns 13
 
@@ -170,7 +170,7 @@ def test_double_approvals_from_processes_execute_once(tmp_path, store_url):
     effects.touch()
     program.write_text(stress.PROC_CHILD.format(root=str(ROOT), conc_source=SOURCE))
     sb = Sandbox(store)
-    stress._register_conc(sb, effects)
+    stress.register_conc_actions(sb, effects)
     ids = []
     for k in range(10):
         with pytest.raises(SandboxInterrupt) as info:

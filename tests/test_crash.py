@@ -2,7 +2,7 @@
 
 The guarantee (seed 001, "One honest caveat"): an effect whose result was
 journaled never runs again; the one in flight when the process died may run
-twice (at-least-once). Each test runs on SQLite and on PostgreSQL. ``bench/stress.py`` runs many more trials.
+twice (at-least-once). Each test runs on SQLite and on PostgreSQL. ``bench/stress`` runs many more trials.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Expected everywhere: a clear ``StoreError`` (never a bare sqlite3 / cbor2
 exception), nothing half-written, the journal still consistent, and the run
-still resumable once the fault is gone. ``bench/stress.py`` runs 100 SIGKILL
+still resumable once the fault is gone. ``bench/stress`` runs 100 SIGKILL
 trials and a real full tmpfs; these are the fast versions.
 
 Disk full is simulated with ``PRAGMA max_page_count`` on the store's own
@@ -25,7 +25,7 @@ import pytest
 from jupyter_sandbox import RunBusyError, Sandbox, SandboxError, SandboxInterrupt, StoreError
 
 from store_backends import query  # noqa: E402  (tests/store_backends.py)
-from stress_module import stress  # noqa: E402  (bench/stress.py, loaded once)
+from stress_module import stress  # noqa: E402  (bench/stress, loaded once)
 
 BULKY = "for (let i = 0; i < 300; i++) await actions.bulky(i); return 'done'"
 on_both = pytest.mark.parametrize("good_target", ["sqlite", "postgres"], indirect=True)
@@ -158,7 +158,7 @@ def good_store(good_target):
     """A store with three finished runs and one paused on an approval."""
     path = good_target
     sb = Sandbox(path)
-    stress._register(sb, collections.Counter())
+    stress.register_actions(sb, collections.Counter())
     for k in range(3):
         sb.eval("let s = 0; for (let i = 0; i < 4; i++) s += await actions.echo(i); return s", input=k)
     with pytest.raises(SandboxInterrupt):
@@ -170,7 +170,7 @@ def good_store(good_target):
 def use_store(path: Path) -> list[str]:
     """Open, list, read every run, resume the paused one, run a new one."""
     sb = Sandbox(path)
-    stress._register(sb, collections.Counter())
+    stress.register_actions(sb, collections.Counter())
     statuses = []
     for run in sb.runs():
         sb.run(run.id)
@@ -315,7 +315,7 @@ class _FailingCommits:
 @pytest.mark.sqlite_only
 def test_a_claim_whose_commit_fails_leaves_the_run_resumable(store_path):
     sb = Sandbox(store_path)
-    stress._register(sb, collections.Counter())
+    stress.register_actions(sb, collections.Counter())
     with pytest.raises(SandboxInterrupt) as info:
         sb.eval("await actions.echo(1); return await actions.pause('plain')")
     run_id = info.value.run_id

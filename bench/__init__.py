@@ -1,0 +1,1 @@
+"""Measurements of this checkout: ``bench/bench.py`` (speed) and ``bench/stress/`` (reliability)."""
