@@ -1,0 +1,259 @@
+"""Exact replay, proven over generated programs (issue 11, "Prove it, don't list it").
+
+Each property runs programs from ``programs.py``: random, valid, deterministic
+scripts over the whole effect vocabulary. A failing example prints its script.
+The ``ci`` profile (conftest) bounds and derandomizes them; for a long run:
+``HYPOTHESIS_PROFILE=long .venv/bin/python -m pytest tests/test_properties.py``.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import assume, given, note, settings
+from hypothesis import strategies as st
+from jsvalues import FP_JS, Refused, fingerprint, js_literal, json_values, to_python
+from program_runs import build, canonical, comparable, drive, plan_of, typed
+from programs import Call, Par, Race, Step, programs
+
+import jupyter_sandbox
+
+HERE = Path(__file__).parent
+PACKAGE_ROOT = str(Path(jupyter_sandbox.__file__).parents[1])  # the child imports the same jupyter_sandbox
+
+
+def finished(program, role="interrupted", **kwargs):
+    sb = build(role, program.answers, **kwargs)
+    return sb, drive(sb, program)
+
+
+def run_ids_pause(outcome):
+    return [p.kind for p in outcome.pauses]
+
+
+# -- interrupt anywhere, resume: the same run ------------------------------------------
+
+@settings(max_examples=60)
+@given(programs())
+def test_pausing_at_every_approval_and_resuming_gives_the_uninterrupted_run(program):
+    _, reference = finished(program, "reference")
+    assert "interrupt" not in run_ids_pause(reference)
+    _, resumed = finished(program)
+    note(f"paused {len(resumed.pauses)} times: {run_ids_pause(resumed)}")
+    assert comparable(resumed) == comparable(reference)
+
+
+@settings(max_examples=60)
+@given(programs())
+def test_every_pause_sees_a_prefix_of_the_final_console_data_and_call_log(program):
+    """Replay changes nothing recorded: what a pause showed is exactly what the finished run shows there."""
+    _, outcome = finished(program)
+    for pause in outcome.pauses:
+        assert outcome.console[: len(pause.console)] == pause.console
+        for slot, entry in enumerate(pause.call_log):
+            if entry is not None:
+                assert typed(outcome.call_log[slot]) == typed(entry), f"slot {slot} changed after a pause"
+        if outcome.data is not None:
+            for key, value in pause.data.items():
+                assert typed(outcome.data.get(key)) == typed(value), f"data[{key!r}] changed after a pause"
+
+
+@settings(max_examples=4)
+@given(programs())
+def test_resuming_in_a_fresh_process_under_another_timezone_gives_the_uninterrupted_run(program):
+    _, reference = finished(program, "reference")
+    with tempfile.TemporaryDirectory() as tmp:
+        store = os.path.join(tmp, "runs.sqlite")
+        sb = build("interrupted", program.answers, store)
+        paused = drive(sb, program, stop_after_pauses=1)
+        sb.close()
+        assume(isinstance(paused, str))  # it paused at least once
+        env = {**os.environ, "TZ": "Pacific/Chatham",  # +12:45 / +13:45, whatever this process runs in
+               "PYTHONPATH": os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")])}
+        done = subprocess.run([sys.executable, str(HERE / "program_runs.py"), store, paused,
+                               json.dumps(plan_of(program))], env=env, cwd=HERE, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert json.loads(done.stdout) == json.loads(json.dumps(comparable(reference)))
+
+
+# -- nothing recorded runs twice ---------------------------------------------------------
+
+@settings(max_examples=60)
+@given(programs())
+def test_no_action_body_runs_twice_for_a_recorded_call(program):
+    sb, outcome = finished(program)
+    recorded = collections.Counter()
+    for entry in outcome.call_log:
+        if entry is None or entry["type"] != "action":
+            continue
+        if entry["name"] == "gate":
+            answer = program.answers[entry["input"]["id"]]
+            if answer is True or (isinstance(answer, dict) and answer.get("approved")):
+                recorded[("gate", str(entry["input"]["id"]))] += 1
+        else:
+            recorded[(entry["name"], canonical(entry["input"]))] += 1
+    assert dict(sb.bodies) == dict(recorded)
+
+
+# -- check(): deterministic, every entry checked; an edit found where it is ---------------
+
+@settings(max_examples=50)
+@given(programs(uncaught=False))
+def test_check_of_a_finished_run_is_deterministic_and_checks_every_entry(program):
+    sb, outcome = finished(program)
+    assert outcome.status == "completed"
+    ran = dict(sb.bodies)
+    report = sb.check(outcome.run_id)
+    assert report.deterministic, str(report)
+    assert report.replayed == sum(e is not None for e in outcome.call_log)
+    assert report.output_matches is True
+    assert dict(sb.bodies) == ran, "a check executed an action"
+
+
+def edit(program, target_id: int, how: str):
+    """The program with one call changed: its input, its action's name, or the call removed."""
+    edited = copy.deepcopy(program)
+
+    def visit(body):
+        for i, s in enumerate(body):
+            if isinstance(s, Call) and s.id == target_id:
+                if how == "removed":
+                    del body[i]
+                elif how == "input":
+                    s.val = {"edited": True}
+                else:
+                    s.name = "work2" if s.name == "work" else "work"
+                return True
+            children = ([s.body] if isinstance(s, Step) else s.branches if isinstance(s, Par)
+                        else [s.calls] if isinstance(s, Race) else [])
+            if any(visit(child) for child in children):
+                return True
+        return False
+
+    assert visit(edited.body)
+    return edited
+
+
+@settings(max_examples=50)
+@given(programs(uncaught=False), st.data())
+def test_a_one_token_edit_that_changes_an_effect_is_reported_at_its_position(program, data):
+    sb, outcome = finished(program)
+    slots = {}
+    for slot, entry in enumerate(outcome.call_log):
+        if entry and entry["type"] == "action" and entry["name"].startswith("work"):
+            slots.setdefault(entry["input"]["id"], slot)
+    assume(slots)
+    target = data.draw(st.sampled_from(sorted(slots)), label="edited call id")
+    how = data.draw(st.sampled_from(["input", "name"]), label="edit")
+    edited = edit(program, target, how)
+    note(f"edited source:\n{edited.source}")
+    report = sb.check(outcome.run_id, source=edited.source)
+    assert not report.deterministic, str(report)
+    assert report.mismatch is not None, f"not a CallLogMismatchError: {report}"
+    assert report.mismatch.position == slots[target], str(report.mismatch)
+
+
+# -- values crossing the boundary: the same type and value, live and on replay ------------
+
+def value_sandbox(value=None):
+    """``give`` returns ``value``; ``take`` records what it receives; ``gate`` pauses once."""
+    from jupyter_sandbox import ActionInterrupt, Limits, Sandbox
+
+    sb = Sandbox(limits=Limits(stack_bytes=8 * 2**20))  # room for FP's own recursion at depth 250
+    sb.received = []
+
+    @sb.action
+    def give(_):
+        return value
+
+    @sb.action
+    def take(x):
+        sb.received.append(x)
+        return 1
+
+    @sb.action
+    def gate(_, resume=None):
+        if resume is None:
+            raise ActionInterrupt()
+        return 1
+
+    return sb
+
+
+PY_TO_JS = FP_JS + """
+const a = ctx.input;
+const r = await actions.give(0);
+const e = await ctx.waitForEvent({});
+data.fa = FP(a); data.fr = FP(r); data.fe = FP(e);
+await actions.take({fa: FP(a), fr: FP(r), fe: FP(e)});  // replayed differently: a mismatch here
+data.r = r;
+console.log(FP(r), JSON.stringify(r));
+await actions.take(r);
+await actions.gate(0);
+return [a, r, e.v, FP(a), FP(r), FP(e.v)];
+"""
+
+
+@settings(max_examples=80)
+@given(json_values(max_depth=250))
+def test_values_from_python_reach_the_script_and_come_back_unchanged_live_and_on_replay(value):
+    """Run input, action result and signal payload: the script sees JSON.parse's value, bit for bit,
+    live and replayed; sent back (action input, data, output) Python gets the canonical JSON of it."""
+    from jupyter_sandbox import RunParked, SandboxInterrupt
+
+    sb = value_sandbox(value)
+    seen, back = fingerprint(value), to_python(value)
+    with pytest.raises(RunParked) as parked:
+        sb.eval(PY_TO_JS, input=value)
+    with pytest.raises(SandboxInterrupt) as paused:
+        sb.signal(parked.value.run_id, {"v": value})
+    live = paused.value
+    assert (live.data["fa"], live.data["fr"]) == (seen, seen)
+    assert live.data["fe"] == fingerprint({"v": value})
+    assert typed(live.data["r"]) == typed(back)
+    assert typed(sb.received[1]) == typed(back)
+    result = sb.resume(live.run_id, True)  # replays everything before the gate
+    assert [typed(x) for x in result.output] == [typed(back)] * 3 + [typed(seen)] * 3
+    assert typed(result.data) == typed(live.data)
+    assert result.console == live.console
+    assert len(sb.received) == 2, "a recorded action ran again"
+
+
+@settings(max_examples=80)
+@given(json_values(lone_surrogates=True, max_depth=250))
+def test_values_built_by_the_script_reach_python_unchanged_or_are_refused_live_and_on_replay(value):
+    """A value the script builds (``__proto__`` keys, lone surrogates, -0, big numbers) crosses out
+    as its canonical JSON, or is refused with an error naming it, the same way live and replayed."""
+    from jupyter_sandbox import SandboxInterrupt
+
+    sb = value_sandbox()
+    source = FP_JS + f"""
+    const x = {js_literal(value)};
+    let sent;
+    try {{ sent = await actions.take(x); }} catch (e) {{ sent = e.name + ': ' + e.message; }}
+    await actions.gate(0);
+    return [FP(x), sent];
+    """
+    try:
+        expected = to_python(value)
+    except Refused:
+        expected = Refused
+    with pytest.raises(SandboxInterrupt) as paused:
+        sb.eval(source)
+    result = sb.resume(paused.value.run_id, True)
+    fp, sent = result.output
+    assert fp == fingerprint(value)
+    if expected is Refused:
+        assert sb.received == [] and "lone surrogate" in sent, sent
+    else:
+        assert [typed(x) for x in sb.received] == [typed(expected)]
+        assert sent == 1
