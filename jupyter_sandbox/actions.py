@@ -9,6 +9,7 @@ pattern in front of any function.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import json
 from concurrent.futures import Executor
@@ -17,7 +18,8 @@ from typing import Any, Callable
 
 from .errors import InvalidValue
 
-__all__ = ["Action", "ActionInterrupt", "InputInvalid", "Resume", "Outcome", "call_action", "to_json"]
+__all__ = ["Action", "ActionInterrupt", "InputInvalid", "Resume", "Outcome", "call_action", "check_name", "detach", "json_copy",
+           "to_json"]
 
 
 class ActionInterrupt(Exception):
@@ -96,6 +98,49 @@ class Outcome:
     approval: bool = False
 
 
+# The rule for action and agent names. A script reaches an action as ``actions.NAME``, a property of a plain
+# object in the realm: a name that is a member of ``Object.prototype`` would corrupt that object (``__proto__``
+# replaces its prototype; ``constructor``, ``toString``, ``hasOwnProperty`` ... shadow what JavaScript itself
+# calls on it), so none may be one, nor ``prototype``. A dotted name (``files.read_file``) is a namespaced
+# one, each segment under the same rule; a name may not also be the namespace of another (``files`` beside
+# ``files.read_file``), so ``actions.files.read_file`` can always address it.
+RESERVED_NAMES = frozenset({
+    "__proto__", "constructor", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable", "toLocaleString",
+    "toString", "valueOf", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__",
+    "prototype",
+})
+MAX_NAME = 128
+
+
+def check_name(name: Any, taken: Any = (), what: str = "action") -> str:
+    """``name`` if it is a valid action (or agent) name beside the names ``taken``; else a clear error.
+
+    The rule (``RESERVED_NAMES`` above): 1 to 128 characters; one or more segments joined by dots, each an
+    identifier (``str.isidentifier``) and not a member of ``Object.prototype`` nor ``prototype``; not the
+    namespace of another registered name, nor inside a registered name's namespace. Registering a name again
+    replaces it.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"an {what} name must be a string, got {type(name).__name__}")
+    if not name or len(name) > MAX_NAME:
+        raise ValueError(f"an {what} name must have 1 to {MAX_NAME} characters, got {len(name)}")
+    for segment in name.split("."):
+        if not segment.isidentifier():
+            raise ValueError(f"{what} name {name!r}: {segment!r} is not an identifier (names are identifiers, "
+                             "or identifiers joined by dots: 'files.read_file')")
+        if segment in RESERVED_NAMES:
+            raise ValueError(f"{what} name {name!r}: {segment!r} is reserved (a member of JavaScript's "
+                             "Object.prototype, which would corrupt the script's `actions` object); choose another")
+    for other in taken:
+        if other == name:
+            continue
+        if other.startswith(name + "."):
+            raise ValueError(f"{what} name {name!r} is already the namespace of {other!r}")
+        if name.startswith(other + "."):
+            raise ValueError(f"{what} name {name!r} is inside {other!r}, which is registered as an {what}")
+    return name
+
+
 MAX_DEPTH = 256  # below the 400 levels the journal's CBOR decoder reads back
 
 
@@ -109,6 +154,36 @@ def to_json(value: Any, what: str) -> str:
         return text
     except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
         raise InvalidValue(f"{what} is not JSON: {_first_problem(value, '$')}") from None
+
+
+def json_copy(value: Any, what: str) -> Any:
+    """``value`` as the script sees it (JSON's types: tuples as lists, keys as text), sharing nothing with it.
+
+    What enters from Python (a run's input, an answer, an interrupt's data, a signal) is kept in this form, so
+    the caller's later edits of their object change nothing recorded.
+    """
+    text = to_json(value, what)
+    return value if type(value) in _SCALARS else json.loads(text)
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def detach(value: Any) -> Any:
+    """A copy of a JSON value sharing no dict or list with it (scalars are immutable and shared).
+
+    Values kept in the journal and values handed to Python never share a mutable object, in either
+    direction: an action that edits its input, or a caller who edits a call log, changes nothing recorded.
+    """
+    kind = type(value)
+    if kind is dict:
+        return {k: detach(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [detach(v) if type(v) in _CONTAINERS else v for v in value]
+    return value
+
+
+_CONTAINERS = frozenset({dict, list, tuple})
 
 
 def _too_deep(value: Any, room: int) -> bool:
@@ -160,6 +235,9 @@ async def call_action(action: Action, input: Any, resume: Resume | None, executo
 
     ``gate=False`` skips the approval step when an earlier attempt already approved this call.
     """
+    input = detach(input)  # the action may edit its input: the journal's copy stays as the script sent it
+    if resume is not None:
+        resume = dataclasses.replace(resume, value=detach(resume.value), state=detach(resume.state))
     spec = action.spec if action.spec is not None and action.spec.checks else None
     if action.approval and gate:
         if resume is None:
@@ -254,12 +332,12 @@ def describe_exception(exc: BaseException) -> dict[str, str]:
 
 def _interrupt(action: Action, interrupt: ActionInterrupt) -> Outcome:
     """An interrupt, once its data and state are known to be JSON (they are stored and shown)."""
-    try:
-        to_json(interrupt.data, f"the data {action.name} interrupted with")
-        to_json(interrupt.state, f"the state {action.name} interrupted with")
+    try:  # copies: the action may still hold (and edit) the objects it raised with
+        data = json_copy(interrupt.data, f"the data {action.name} interrupted with")
+        state = json_copy(interrupt.state, f"the state {action.name} interrupted with")
     except TypeError as exc:
         return Outcome("error", error={"name": "TypeError", "message": str(exc)})
-    return Outcome("interrupt", data=interrupt.data, state=interrupt.state)
+    return Outcome("interrupt", data=data, state=state)
 
 
 def _approval(answer: Any, input: Any) -> tuple[bool, Any, str | None]:

@@ -4,7 +4,7 @@
     ├── LintError              the source uses something the realm does not have
     ├── ScriptError            the script threw (or could not be parsed)
     │   └── ActionError        an action's failure the script did not catch
-    ├── LimitExceeded          source-size, memory, stack, fuel-exhausted, journal-cap
+    ├── LimitExceeded          source-size, memory, stack, fuel-exhausted, journal-cap, generations, console
     ├── CallLogMismatchError   replay diverged from the recorded journal
     ├── InvalidCallLog         a call log passed to eval is not one (also a ValueError)
     ├── InvalidValue           a value that must cross as JSON is not JSON (also a TypeError)
@@ -138,7 +138,7 @@ class ActionError(ScriptError):
         return {**super().to_dict(), "action": self.action, "issues": self.issues}
 
 
-LIMITS = ("source-size", "memory", "stack", "fuel-exhausted", "journal-cap", "generations")
+LIMITS = ("source-size", "memory", "stack", "fuel-exhausted", "journal-cap", "generations", "console")
 
 
 class LimitExceeded(SandboxError):
@@ -146,7 +146,8 @@ class LimitExceeded(SandboxError):
 
     ``limit`` is one of ``source-size``, ``memory``, ``stack``,
     ``fuel-exhausted``, ``journal-cap``, ``generations`` (continueAsNew
-    successors in one call); ``value`` is the configured bound.
+    successors in one call), ``console`` (lines or bytes of console output in
+    one attempt); ``value`` is the configured bound.
     The kernel, the Sandbox and the store are unharmed.
     """
 
@@ -288,6 +289,19 @@ class RunStateError(SandboxError):
 
 class RunBusyError(RunStateError):
     """Another resume of this run is already in progress (a double click, another kernel)."""
+
+
+class UnaddressedAnswer(RunStateError, ValueError):
+    """A resume's answer reaches no open interrupt (a wrong position or id): nothing was run or recorded.
+
+    ``unaddressed`` names the answers that reach nothing; ``open`` lists the interrupts that may be
+    answered, each ``{"position", "ids", "name"}``.
+    """
+
+    def __init__(self, message: str, *, run_id: str, status: str | None, unaddressed: list[str],
+                 open: list[dict[str, Any]]):
+        self.unaddressed, self.open = unaddressed, open
+        super().__init__(message, run_id=run_id, status=status)
 
 
 class RunNotFound(SandboxError):

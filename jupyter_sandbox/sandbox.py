@@ -14,7 +14,7 @@ import os
 from typing import Any, Callable, Iterable
 
 from .stores import portable
-from .actions import Action, Resume
+from .actions import Action, Resume, check_name
 from .engine.clock import Clock, SystemClock
 from .engine.runs import Engine
 from .errors import RunNotFound, RunStateError
@@ -64,9 +64,7 @@ class Sandbox:
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             if not callable(fn):
                 raise TypeError(f"an action must be a callable, got {type(fn).__name__}")
-            action_name = name or fn.__name__
-            if not action_name.isidentifier():
-                raise ValueError(f"action name {action_name!r} must be a valid identifier")
+            action_name = check_name(_name_of(fn, name, "action"), self._engine.actions, "action")
             spec = None
             if input_schema is not None or output_schema is not None or getattr(fn, "__annotations__", None):
                 from .agents.catalog import spec_for  # pydantic is loaded only for typed actions
@@ -81,7 +79,10 @@ class Sandbox:
     def agent(self, fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
         """Register a Python agent: ``ctx.agent({agent: NAME, input})`` runs it as a child run."""
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self._engine.agents[name or fn.__name__] = Action(name or fn.__name__, fn)
+            if not callable(fn):
+                raise TypeError(f"an agent must be a callable, got {type(fn).__name__}")
+            agent_name = check_name(_name_of(fn, name, "agent"), self._engine.agents, "agent")
+            self._engine.agents[agent_name] = Action(agent_name, fn)
             return fn
 
         return register(fn) if fn is not None else register
@@ -252,6 +253,16 @@ def _chosen(registered: dict[str, Action], actions: Iterable[str] | None) -> lis
     if unknown:
         raise KeyError(f"no action named {unknown[0]!r} is registered (available: {', '.join(sorted(registered))})")
     return names
+
+
+def _name_of(fn: Callable[..., Any], name: Any, what: str) -> Any:
+    """The name to register ``fn`` under: ``name=``, else the function's own (a lambda's is refused by the rule)."""
+    if name is not None:
+        return name
+    own = getattr(fn, "__name__", None)
+    if own is None:
+        raise TypeError(f"this {what} ({type(fn).__name__}) has no __name__: register it with name=...")
+    return own
 
 
 def _check_arguments(*, name: Any, actions: Any, limits: Any) -> None:

@@ -118,6 +118,9 @@ class Renderer:
         self.aliases: dict[str, str] = {} if aliases is None else aliases
         self.named: dict[str, str] = {}      # ref -> alias name (this document's)
         self.expanding: list[str] = []       # refs being rendered, outermost first
+        # len(expanding) at each object member being rendered: TypeScript defers an alias's use inside an
+        # object type only, so a recursion must cross one (else ``type A = A | null`` is a circular alias).
+        self.members: list[int] = []
 
     def type(self, schema: Any, depth: int = 0, indent: str = "") -> str:
         if schema is True or schema == {}:
@@ -165,8 +168,15 @@ class Renderer:
 
     def _object(self, s: dict[str, Any], depth: int, indent: str) -> str:
         properties = s.get("properties") if isinstance(s.get("properties"), dict) else {}
-        required = set(s.get("required") or []) if isinstance(s.get("required"), list) else set()
         inner = indent + INDENT
+        self.members.append(len(self.expanding))
+        try:
+            return self._members(s, properties, depth, indent, inner)
+        finally:
+            self.members.pop()
+
+    def _members(self, s: dict[str, Any], properties: dict[str, Any], depth: int, indent: str, inner: str) -> str:
+        required = set(s.get("required") or []) if isinstance(s.get("required"), list) else set()
         members: list[tuple[str, str]] = []  # (doc, member)
         value_types: list[str] = []
         optional = False
@@ -219,6 +229,8 @@ class Renderer:
         if target is None:
             return "unknown"
         if ref in self.expanding:  # recursion: the type gets a name, and refers to itself by it
+            if not any(at > self.expanding.index(ref) for at in self.members):
+                return "unknown"  # no object in between: TypeScript could not defer it (nor could a value exist)
             self.named[ref] = self._alias_name(ref)
             return self.named[ref]
         self.expanding.append(ref)

@@ -35,9 +35,9 @@ declare const ctx: {
   /** Run a registered Python agent as a child run; resolves to its output. */
   agent(spec: { agent: string; input?: unknown }): Promise<any>;
   /** Start every thunk at once; resolves to their results in order (like Promise.all). */
-  parallel<T extends readonly (() => unknown)[]>(thunks: T): Promise<{ -readonly [K in keyof T]: Awaited<ReturnType<T[K]>> }>;
+  parallel<T extends readonly (() => unknown)[] | []>(thunks: T): Promise<{ -readonly [K in keyof T]: Awaited<ReturnType<T[K]>> }>;
   /** Like parallel, but waits for all and reports each outcome (like Promise.allSettled). */
-  parallelSettled<T extends readonly (() => unknown)[]>(thunks: T): Promise<{ -readonly [K in keyof T]: Settled<Awaited<ReturnType<T[K]>>> }>;
+  parallelSettled<T extends readonly (() => unknown)[] | []>(thunks: T): Promise<{ -readonly [K in keyof T]: Settled<Awaited<ReturnType<T[K]>>> }>;
   /** A named unit of work: its start and end are journaled and shown nested in the timeline. */
   step<T>(label: string, fn: () => T | Promise<T>): Promise<T>;
   /** Publish a checklist (shown in the timeline); call again to tick items. */

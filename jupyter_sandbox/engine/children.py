@@ -8,9 +8,10 @@ resumes the child first; a child that already finished is never run again.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from ..actions import Outcome, Resume, call_action, to_json
+from ..actions import Outcome, Resume, call_action, detach, to_json
 from ..errors import ActionError, Interrupt, RunNotFound, SandboxError
 from .journal import Journal, JournalWriter
 from .answers import Answers
@@ -42,7 +43,8 @@ async def run_child(engine: EngineServices, parent: Attempt, op: str, spec: Any,
 
 def _ok(output: Any, name: str) -> Outcome:
     try:
-        return Outcome("ok", value=output, json=to_json(output, f"the output of child {name}"))
+        text = to_json(output, f"the output of child {name}")
+        return Outcome("ok", value=json.loads(text), json=text)  # the parent's copy: shares nothing with the child's
     except TypeError as exc:
         return Outcome("error", error={"name": "TypeError", "message": str(exc)})
 
@@ -104,8 +106,9 @@ async def _agent(engine: EngineServices, parent: Attempt, spec: Any, child_id: s
         interrupt_id = f"{child_id}:0"
         writer.append("interrupt", 0, name=name, input=agent_input, data=outcome.data, state=outcome.state,
                       id=interrupt_id, approval=outcome.approval)
-        result = AttemptResult("interrupted", interrupts=[Interrupt(interrupt_id, child_id, 0, name, agent_input,
-                                                                    outcome.data, outcome.state, outcome.approval)])
+        shown = Interrupt(interrupt_id, child_id, 0, name, detach(agent_input), detach(outcome.data),
+                          detach(outcome.state), outcome.approval)
+        result = AttemptResult("interrupted", interrupts=[shown])
         engine.store.finish_attempt(child_id, number, "interrupted", writer.take(), replayed=0)
         return result
     if outcome.kind == "ok":

@@ -12,7 +12,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
-from ..actions import Action, Resume, to_json
+from ..actions import Action, Resume, json_copy
 from . import children
 from .clock import Clock
 from ..errors import (CallLogMismatchError, LimitExceeded, RunBusyError, RunParked, RunStateError, SandboxError,
@@ -81,14 +81,18 @@ class Engine:
                     answers: Answers | None = None, observer: Observer | None = None) -> RunResult:
         limits = limits or self.limits
         self.check_source(source, limits)
-        to_json(input, "the run's input")
+        input = json_copy(input, "the run's input")  # as the script sees it; the caller's object is not kept
         plan = plan_from_call_log(call_log) if call_log is not None else None
+        answers = answers or Answers()
+        if answers.given():  # refused before a run exists: a mistyped answer leaves nothing behind
+            answers.check()
+            answers.refuse_unaddressed_in_call_log(call_log)
         run = RunRow(id=new_run_id(), kind="workflow", status="created", source=source, name=name,
                      source_hash=source_hash(source), input=input,
                      options={"strict": strict, "actions": actions, "limits": _limit_overrides(limits, self.limits)})
         self.store.create_run(run)
         recorded_at = _bare_recorded(call_log) if call_log is not None else None
-        return await self._drive(run, answers or Answers(), observer or Observer(), limits, plan, recorded_at)
+        return await self._drive(run, answers, observer or Observer(), limits, plan, recorded_at)
 
     async def resume(self, run_id: str, answers: Answers, *, source: str | None = None,
                      observer: Observer | None = None, limits: Limits | None = None,
@@ -100,6 +104,9 @@ class Engine:
         if run.status in ("completed", "continued"):
             raise RunStateError(f"run {run_id} is {run.status}; use check() to replay it or fork() to try "
                                 "another answer", run_id=run_id, status=run.status)
+        if answers.given():  # every answer must reach an open interrupt; checked before anything changes
+            answers.check()
+            answers.refuse_unaddressed(Journal(self.store.entries(run_id)), run_id, run.status)
         limits = limits or self._limits_of(run)
         if source is not None and source != run.source:
             self.check_source(source, limits)
@@ -208,8 +215,7 @@ class Engine:
 
     async def signal(self, run_id: str, event: Any, observer: Observer | None = None) -> RunResult | None:
         """Queue an event for a run; if it (or its top-level run) is parked, resume it now."""
-        to_json(event, "the signal's event")
-        self.store.add_signal(run_id, event)
+        self.store.add_signal(run_id, json_copy(event, "the signal's event"))
         root = self._root(run_id)
         if self.store.get_run(root).status != "parked":
             return None  # delivered when the run next reaches a matching wait
@@ -262,6 +268,11 @@ class Engine:
                    observer: Observer | None = None, name: str | None = None) -> RunResult:
         """A new run that replays ``run_id``'s journal before ``at_seq`` and runs live after it."""
         run = self.store.get_run(run_id)
+        wanted = Answers(by_id=dict(answers), first=value)
+        if wanted.given():  # answers must reach an interrupt open at the fork point; checked before it exists
+            wanted.check()
+            prefix = Journal([e for e in self.store.entries(run_id) if e.seq < at_seq])
+            wanted.refuse_unaddressed(prefix, run_id, f"at entry {at_seq}")
         fork = RunRow(id=new_run_id(), kind="workflow", status="created", source=run.source,
                       name=name or f"{run.name or run.id} fork@{at_seq}", source_hash=run.source_hash,
                       input=run.input, options={**run.options, "forked_from": [run.id, at_seq]})

@@ -17,10 +17,9 @@ import socket
 import threading
 from typing import Any, Callable
 
-import cbor2
-
 from ..errors import RunBusyError, StoreError
 from .base import OWNER, RunRow
+from .rows import decode_run
 
 __all__ = ["ACTIVE", "BLOBS", "COLUMNS", "Heartbeat", "lease_held", "lease_lost", "lease_seconds", "run_from_values"]
 
@@ -50,14 +49,7 @@ def lease_seconds(value: float | None = None) -> float:
 
 def run_from_values(values: dict[str, Any], now: float) -> RunRow:
     """A ``RunRow`` from a row's columns (blobs still CBOR); ``now`` is the store's clock, for the lease."""
-    for key in BLOBS:
-        try:
-            values[key] = cbor2.loads(values[key]) if values[key] is not None else None
-        except Exception as exc:  # cbor2 raises several types for a damaged blob
-            raise StoreError(f"run {values['id']}: its {key} cannot be decoded ({exc}); the store is damaged") from exc
-    values["options"] = values["options"] or {}
-    if not isinstance(values["options"], dict):
-        raise StoreError(f"run {values['id']}: its options are not a map; the store is damaged")
+    values = decode_run(values)  # every column and blob checked (rows.py)
     if values["status"] == "running" and not lease_held(values["owner"], values["lease_until"], now, values["id"]):
         # Its process stopped (killed, paused, cut off, or its last write failed) without recording the end.
         values["status"] = "stalled"

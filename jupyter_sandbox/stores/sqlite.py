@@ -24,7 +24,7 @@ from .common import ACTIVE as _ACTIVE
 from .common import BLOBS as _BLOBS
 from .common import COLUMNS as _COLUMNS
 from .common import Heartbeat, lease_held, lease_lost, lease_seconds, run_from_values
-from .rows import Entry, decode
+from .rows import Entry, decode_journal, decode_value
 
 __all__ = ["SQLiteStore"]
 
@@ -298,7 +298,7 @@ class SQLiteStore:
 
     def entries(self, run_id: str) -> list[Entry]:
         rows = self._read("SELECT seq, body FROM run_journal WHERE run_id = ? ORDER BY seq", (run_id,))
-        return [decode(run_id, seq, body) for seq, body in rows]
+        return decode_journal(run_id, rows)
 
     def journal_bytes(self, run_id: str) -> int:
         return self._read("SELECT COALESCE(SUM(LENGTH(body)), 0) FROM run_journal WHERE run_id = ?", (run_id,))[0][0]
@@ -360,7 +360,7 @@ class SQLiteStore:
     def pending_signals(self, run_id: str) -> list[tuple[int, Any]]:
         rows = self._read("SELECT id, event FROM signals WHERE run_id = ? AND delivered_seq IS NULL ORDER BY id",
                           (run_id,))
-        return [(i, cbor2.loads(e)) for i, e in rows]
+        return [(i, decode_value(run_id, f"signal {i}", e)) for i, e in rows]
 
     def deliver_signal(self, run_id: str, accept: Callable[[Any], bool],
                        write: Callable[[int, Any], list[tuple[Entry, bytes]]]) -> bool:
@@ -369,7 +369,7 @@ class SQLiteStore:
             rows = db.execute("SELECT id, event FROM signals WHERE run_id = ? AND delivered_seq IS NULL ORDER BY id",
                               (run_id,)).fetchall()
             for signal_id, blob in rows:
-                event = cbor2.loads(blob)
+                event = decode_value(run_id, f"signal {signal_id}", blob)
                 if accept(event):
                     entries = write(signal_id, event)
                     self._insert_entries(db, run_id, entries)
