@@ -82,7 +82,23 @@ def postgres_server():
     try:
         yield cluster.url
     finally:
+        _close_leftover_stores()
         cluster.stop()
+
+
+def _close_leftover_stores() -> None:
+    """Close the stores tests left open, so their pools do not try to reconnect to a stopped server."""
+    import gc
+
+    from psycopg_pool import ConnectionPool
+
+    from jupyter_sandbox.stores.postgres import PostgresStore
+
+    for obj in gc.get_objects():
+        if isinstance(obj, PostgresStore):
+            obj.close()
+        elif isinstance(obj, ConnectionPool) and not obj.closed:
+            obj.close()
 
 
 def _new_schema(server: str) -> str:

@@ -70,9 +70,16 @@ class Store(Protocol):
 
     Each write is one transaction: after a crash it happened whole or not at all.
     Methods may be called from any thread.
+
+    Ownership is a lease (common.py): ``claim`` makes this process the run's owner
+    until ``lease_until`` and increments the run's ``attempt``, which is the lease's
+    epoch. The store renews the leases it holds while their runs run. Every journal
+    write carries its attempt (``Entry.attempt``) and is refused with ``RunBusyError``,
+    in the same statement, once another claim took the run over (fencing).
     """
 
     path: str
+    lease_seconds: float  # how long a claim holds without renewal
 
     def close(self) -> None:
         """Release the connection; the store is unusable afterwards."""
@@ -83,13 +90,14 @@ class Store(Protocol):
         """Insert a new run (status as given) with its creation time; returns it."""
 
     def get_run(self, run_id: str) -> RunRow:
-        """The run, or ``RunNotFound``. A ``running`` run whose lease is not held reads as ``stalled``."""
+        """The run, or ``RunNotFound``. A ``running`` run whose lease expired (or whose owner on this
+        host is gone) reads as ``stalled``."""
 
     def list_runs(self, *, status: str | None = None, top_level: bool = False, limit: int = 200) -> list[RunRow]:
         """Runs, newest first."""
 
     def due_runs(self, now_ms: float) -> list[str]:
-        """Parked runs whose wake time is at or before ``now_ms``."""
+        """Parked runs whose wake time is at or before ``now_ms``, then running runs whose lease expired."""
 
     def children(self, run_id: str) -> list[str]:
         """The ids of a run's child runs, oldest first."""
@@ -105,16 +113,22 @@ class Store(Protocol):
     def claim(self, run_id: str, allowed: tuple[str, ...], *, source_hash: str, force: bool = False) -> int:
         """Take the run for an attempt: a compare-and-set on its status (one of ``allowed``, or ``stalled``).
 
-        Returns the new attempt's number. A run someone else holds raises ``RunBusyError``; a
-        run in another status raises ``RunStateError``. Exactly one of two concurrent claims wins.
+        Returns the new attempt's number, the lease's epoch. A run whose lease someone else holds
+        raises ``RunBusyError`` (``force`` takes it anyway); a run in another status raises
+        ``RunStateError``. Exactly one of two concurrent claims wins. The lease lasts
+        ``lease_seconds`` and is renewed until ``finish_attempt`` or ``release``.
         """
 
     def release(self, run_id: str) -> None:
-        """This process no longer runs the run (without writing anything)."""
+        """This process no longer runs the run (without writing anything): stop renewing its lease."""
 
     def finish_attempt(self, run_id: str, attempt: int, status: str, entries: list[tuple[Entry, bytes]],
                        *, replayed: int, **fields: Any) -> None:
-        """Append the attempt's last entries and set the run's status and fields, in one transaction."""
+        """Append the attempt's last entries and set the run's status and fields, in one transaction.
+
+        Fenced: refused (``RunBusyError``, nothing written) unless ``attempt`` still holds the run.
+        The lease is released either way.
+        """
 
     def attempts(self, run_id: str) -> list[dict[str, Any]]:
         """Each attempt: ``n``, ``source_hash``, ``started``, ``ended``, ``outcome``, ``replayed``, ``first_seq``."""
@@ -128,7 +142,11 @@ class Store(Protocol):
         """The encoded size of the run's journal."""
 
     def append(self, run_id: str, entries: list[tuple[Entry, bytes]]) -> None:
-        """Commit entries (already encoded) at their ``seq``; durable when this returns."""
+        """Commit entries (already encoded) at their ``seq``; durable when this returns.
+
+        Fenced: refused (``RunBusyError``, nothing written) once the entries' attempt no longer
+        holds the run. Entries of a run the store does not have (a check's scratch store) are kept.
+        """
 
     def copy_prefix(self, source_id: str, target_id: str, before_seq: int) -> int:
         """Copy the journal before ``before_seq`` and its attempts to another run (a fork); returns attempts copied."""
@@ -143,7 +161,10 @@ class Store(Protocol):
 
     def deliver_signal(self, run_id: str, accept: Callable[[Any], bool],
                        write: Callable[[int, Any], list[tuple[Entry, bytes]]]) -> bool:
-        """Deliver the oldest signal ``accept`` takes: mark it and append ``write``'s entries in one transaction."""
+        """Deliver the oldest signal ``accept`` takes: mark it and append ``write``'s entries in one transaction.
+
+        The append is fenced as in ``append``: a signal is never marked delivered to a lost attempt.
+        """
 
     # -- moving runs between stores (portable.py) --------------------------------------
 

@@ -27,7 +27,7 @@ except ImportError as exc:  # an optional extra
 from ..errors import RunBusyError, RunNotFound, RunStateError, StoreError
 from .base import OWNER, SCHEMA_VERSION, RunRow
 from .common import ACTIVE, BLOBS, COLUMNS, Heartbeat, lease_held, lease_lost, lease_seconds, run_from_values
-from .rows import Entry, decode
+from .rows import Entry, decode_journal, decode_value
 
 __all__ = ["PostgresStore"]
 
@@ -265,7 +265,7 @@ class PostgresStore:
 
     def entries(self, run_id: str) -> list[Entry]:
         rows = self._read("SELECT seq, body FROM run_journal WHERE run_id = %s ORDER BY seq", (run_id,))
-        return [decode(run_id, seq, body) for seq, body in rows]
+        return decode_journal(run_id, rows)
 
     def journal_bytes(self, run_id: str) -> int:
         return int(self._read("SELECT COALESCE(SUM(octet_length(body)), 0) FROM run_journal WHERE run_id = %s",
@@ -312,7 +312,7 @@ class PostgresStore:
     def pending_signals(self, run_id: str) -> list[tuple[int, Any]]:
         rows = self._read("SELECT id, event FROM signals WHERE run_id = %s AND delivered_seq IS NULL ORDER BY id",
                           (run_id,))
-        return [(int(i), cbor2.loads(e)) for i, e in rows]
+        return [(int(i), decode_value(run_id, f"signal {i}", e)) for i, e in rows]
 
     def deliver_signal(self, run_id: str, accept: Callable[[Any], bool],
                        write: Callable[[int, Any], list[tuple[Entry, bytes]]]) -> bool:
@@ -322,7 +322,7 @@ class PostgresStore:
             rows = conn.execute("SELECT id, event FROM signals WHERE run_id = %s AND delivered_seq IS NULL "
                                 "ORDER BY id FOR UPDATE", (run_id,)).fetchall()
             for signal_id, blob in rows:
-                event = cbor2.loads(blob)
+                event = decode_value(run_id, f"signal {signal_id}", blob)
                 if accept(event):
                     entries = write(int(signal_id), event)
                     self._insert_entries(conn, run_id, entries)
