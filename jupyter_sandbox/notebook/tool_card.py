@@ -17,7 +17,7 @@ from IPython.display import display
 from ..errors import SandboxError
 from ..results import RunResult
 from .widgets.follow import pending_interrupts
-from .widgets.panel import ApprovalPanel
+from .widgets.panel import ApprovalPanel, approval_panels
 from .widgets.run_view import RunContext, RunView
 from .widgets.timeline import Timeline
 
@@ -31,7 +31,7 @@ def show(result: Any) -> None:
         display({"text/plain": result.content}, raw=True)
         return
     sb = tool.sandbox
-    context = RunContext(sb)
+    context = RunContext(sb, approval_panels=approval_panels)
     outcome = result.outcome
     if isinstance(outcome, (RunResult, SandboxError)):
         view = RunView(context, f"{tool.name} tool")
