@@ -69,9 +69,14 @@ class Limits:
     action_timeout: float | None = None  # seconds; None waits for ever
     inline_sleep_ms: float = 1000.0  # sleeps shorter than this wait in place instead of parking
     generations: int = 100  # continueAsNew successors one eval or resume may start
+    # The console one attempt may write (lines, and UTF-8 bytes of their messages): a
+    # flood inside one slice never reaches the journal's cap, only the realm's memory.
+    console_lines: int = 10_000
+    console_bytes: int = 4 * 1024 * 1024
 
     def __post_init__(self) -> None:
-        for name in ("source_bytes", "memory_bytes", "stack_bytes", "journal_entries", "journal_bytes", "generations"):
+        for name in ("source_bytes", "memory_bytes", "stack_bytes", "journal_entries", "journal_bytes", "generations",
+                     "console_lines", "console_bytes"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"Limits.{name} must be a positive integer, got {value!r}")
@@ -116,6 +121,8 @@ class Realm:
         self._data = get("__jsbx_host.data")
         self._undelivered = get("__jsbx_host.undelivered")
         self._pending_slot = get("__jsbx_host.pendingSlot")
+        self._unused = get("__jsbx_host.unused")
+        self._limit_hit = get("__jsbx_host.limit")
         get("delete globalThis.__jsbx_host")
         self._context.set_time_limit(limits.fuel_seconds)
         self._job = self._context.execute_pending_job
@@ -124,7 +131,8 @@ class Realm:
 
     def start(self, settings: dict[str, Any], now: float) -> None:
         """Install the script's world, compile the script and run it to its first await."""
-        settings = {**settings, "lineOffset": LINE_OFFSET}
+        settings = {**settings, "lineOffset": LINE_OFFSET, "consoleLines": self.limits.console_lines,
+                    "consoleBytes": self.limits.console_bytes}
         self._guard(self._configure, json.dumps(settings, allow_nan=False), now)
         wrapped = "\n" * (LINE_OFFSET - 1) + "(async function () {\n" + self.source + "\n})"
         try:
@@ -176,14 +184,22 @@ class Realm:
         Returns the requests, or 1 (delivered one), 0 (none awaited yet), -1 (none left).
         """
         step = self._guard(self._deliver, now)
-        return json.loads(step) if isinstance(step, str) else step
+        return self._requests(step) if isinstance(step, str) else step
 
     def settle(self, slot: int, result_json: str, now: float) -> None:
         self._guard(self._settle, slot, result_json, now)
 
     def take(self) -> list[dict[str, Any]]:
         text = self._guard(self._take)
-        return json.loads(text) if text else []
+        return self._requests(text) if text else []
+
+    def _requests(self, text: str) -> list[dict[str, Any]]:
+        """The script's queued requests; a limit the prelude saw reached fails the run, whatever the script caught."""
+        items = json.loads(text)
+        for item in items:
+            if item.get("t") == "limit":
+                raise self._limit_reached(item.get("limit"), item.get("line"))
+        return items
 
     def undelivered(self) -> int:
         return self._guard(self._undelivered)
@@ -191,6 +207,10 @@ class Realm:
     def pending_slot(self) -> int:
         """The slot of the first recorded completion the script has not been served yet, or -1."""
         return self._guard(self._pending_slot)
+
+    def unused(self) -> list[int]:
+        """The recorded slots the replay never asked for, ascending (a determinism check reports the first)."""
+        return json.loads(self._guard(self._unused))
 
     def snapshot(self) -> dict[str, Any]:
         """The script's full console and its ``data``, as they are now.
@@ -215,6 +235,9 @@ class Realm:
             raise self._limit_from(exc) from None
 
     def _limit_from(self, exc: Exception) -> Exception:
+        reached = self._reached()
+        if reached is not None:  # the fuel or memory ran out after a limit the script caught and ignored
+            return self._limit_reached(reached)
         text = str(exc)
         if "interrupted" in text:
             return self._fuel_exhausted(self._line_in(text))
@@ -223,6 +246,23 @@ class Realm:
         if "stack" in text.lower() and "exceeded" in text.lower():
             return self._stack_exceeded(self._line_in(text))
         return ScriptError("InternalError", text.splitlines()[0] if text else "the realm failed", source=self.source)
+
+    def _reached(self) -> str | None:
+        """The limit the prelude saw reached (``console``, ``stack``, ``memory``), if any."""
+        try:
+            return self._limit_hit() or None
+        except Exception:  # a realm out of memory may not answer: then it is the error it raised
+            return None
+
+    def _limit_reached(self, limit: Any, line: int | None = None) -> LimitExceeded:
+        if limit == "stack":
+            return self._stack_exceeded(line, " (while the host read a value the script handed it)")
+        if limit == "memory":
+            return self._memory_exceeded()
+        lines, size = self.limits.console_lines, self.limits.console_bytes
+        return LimitExceeded("console", f"the script wrote more than {lines} console lines or {size // 1024} KiB "
+                             "of console text in one attempt (Limits.console_lines, Limits.console_bytes)",
+                             value=(lines, size), line=line, source=self.source)
 
     def near_memory_limit(self) -> bool:
         """Whether the realm has used most of its memory (an allocation failure is then the likely cause)."""
@@ -233,6 +273,11 @@ class Realm:
 
     def script_error(self, error: dict[str, Any], run_id: str | None = None) -> Exception:
         """Turn the prelude's description of an uncaught error into the Python error to raise."""
+        reached = self._reached()
+        if reached is not None:
+            error_limit = self._limit_reached(reached)
+            error_limit.run_id = run_id
+            return error_limit
         name, message = error.get("name", "Error"), error.get("message", "")
         # QuickJS throws null or an uninitialized value when it cannot even allocate the
         # "out of memory" error; by the time we hear of it, unwinding has freed the memory.

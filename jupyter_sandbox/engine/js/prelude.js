@@ -437,11 +437,70 @@ function note(kind, fields) {
   push(`{"t":"${kind}","r":${replayed},"step":${step}${fields}}`);
 }
 
+// ---- limits the host enforces from inside the realm -----------------------
+
+// A limit reached here fails the run whatever the script catches: realm.py
+// raises LimitExceeded on the queued request at its next take, or reads the
+// flag after a failure (an out-of-memory realm may not get to push anything).
+let limitReached = "";
+let consoleMaxLines = Infinity;
+let consoleMaxBytes = Infinity;
+let consoleCount = 0;
+let consoleBytes = 0;
+const RangeErrorProto = RangeError.prototype;
+const InternalErrorProto = InternalError.prototype;
+const getProto = Object.getPrototypeOf;
+const STACK_MESSAGE = /call stack|stack overflow/;
+const MEMORY_MESSAGE = /out of memory/;
+const NOT_ASCII = /[^\x00-\x7f]/;
+
+function reachLimit(limit) {
+  if (limitReached === "") limitReached = limit; // first, allocating nothing
+  try { push(`{"t":"limit","limit":"${limit}"${locationText()}}`); } catch (e) { /* the flag is enough */ }
+}
+
+// "stack" or "memory" for the engine's own resource errors, else null. Read off
+// the prototype and the message the engine set, not instanceof (a script's to answer).
+function resourceLimit(e) {
+  if (e === null || typeof e !== "object") return null;
+  try {
+    const proto = getProto(e);
+    if (proto !== RangeErrorProto && proto !== InternalErrorProto) return null;
+    const message = e.message;
+    if (typeof message !== "string") return null;
+    if (reExec(STACK_MESSAGE, message) !== null) return "stack";
+    if (proto === InternalErrorProto && reExec(MEMORY_MESSAGE, message) !== null) return "memory";
+  } catch (failure) { /* a script's own odd object: not a resource error */ }
+  return null;
+}
+
+// UTF-8 bytes of a string (a lone surrogate counts 3, as the U+FFFD it is stored as).
+function utf8Length(text) {
+  if (reExec(NOT_ASCII, text) === null) return text.length;
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) { n += 4; i++; }
+    else n += 3;
+  }
+  return n;
+}
+
+function consoleFull() {
+  return new ErrorCtor(`the console limit is reached (${consoleMaxLines} lines or ${consoleMaxBytes} bytes in one attempt)`);
+}
+
 function show(v) {
   if (typeof v === "string") return v;
   if (v instanceof ErrorCtor) return v.stack ? `${v.name}: ${v.message}` : StringCtor(v);
   if (typeof v === "object" && v !== null) {
-    try { return JSONstringify(v, errorsAsRecords); } catch (e) { return toTag(v); }
+    try { return JSONstringify(v, errorsAsRecords); } catch (e) {
+      const limit = resourceLimit(e);
+      if (limit !== null) { reachLimit(limit); throw e; }
+      return toTag(v);
+    }
   }
   return StringCtor(v);
 }
@@ -455,8 +514,14 @@ function makeConsole() {
   const out = {};
   for (const level of ["log", "info", "warn", "error", "debug"]) {
     out[level] = (...args) => {
+      if (limitReached === "console") throw consoleFull();
       let message = "";
       for (let i = 0; i < args.length; i++) message += (i ? " " : "") + show(args[i]);
+      consoleBytes += utf8Length(message);
+      if (++consoleCount > consoleMaxLines || consoleBytes > consoleMaxBytes) {
+        reachLimit("console");
+        throw consoleFull();
+      }
       append(consoleLines, { __proto__: null, level, message });
       note("console", `,"level":"${level}","message":${str(message)}`);
     };
@@ -470,6 +535,12 @@ function describeInput(what, input) {
   try {
     return toJSONText(input, "input");
   } catch (e) {
+    const limit = resourceLimit(e);
+    if (limit !== null) { // a getter ran out of stack or memory: the limit, not a bad value
+      reachLimit(limit);
+      throw e;
+    }
+    if (e === null || typeof e !== "object") throw e; // a getter threw it: as it is
     throw new TypeErrorCtor(`${what}: ${e.message}`);
   }
 }
@@ -714,6 +785,8 @@ function describeError(e) {
   try {
     return describeThrown(e);
   } catch (failure) { // the thrown value's own getters threw: report what we can
+    const limit = resourceLimit(failure);
+    if (limit !== null) reachLimit(limit);
     return `{"name":"Error","message":"the script threw a value that could not be described","stack":""}`;
   }
 }
@@ -735,6 +808,8 @@ G.__jsbx_host = {
     runId = settings.runId;
     lineOffset = settings.lineOffset;
     strict = !!settings.strict;
+    if (typeof settings.consoleLines === "number") consoleMaxLines = settings.consoleLines;
+    if (typeof settings.consoleBytes === "number") consoleMaxBytes = settings.consoleBytes;
     for (let i = 0; i < settings.actions.length; i++) actionNames[settings.actions[i]] = true;
     actionSorted = arraySort(settings.actions.slice());
     const many = actionSorted.length > 40; // the message lists them all, up to a point
@@ -789,6 +864,14 @@ G.__jsbx_host = {
     for (let i = cursor; i < order.length; i++) if (!order[i].done) return order[i].s;
     return -1;
   },
+  // The recorded slots the replay never asked for, ascending (a JSON array): a check
+  // that reaches the script's end with any of them left found a divergence.
+  unused() {
+    const slots = ObjectKeys(recorded);
+    let text = "";
+    for (let i = 0; i < slots.length; i++) if (!recorded[slots[i]].used) text += (text === "" ? "" : ",") + slots[i];
+    return "[" + text + "]";
+  },
   console() {
     let text = "";
     for (let i = 0; i < consoleLines.length; i++) {
@@ -797,7 +880,14 @@ G.__jsbx_host = {
     }
     return flat("[" + text + "]");
   },
+  limit() { return limitReached; }, // "" or the limit the script reached (see reachLimit)
   data() {
-    try { return flat(toJSONText(G.data, "data")); } catch (e) { return flat(`{"error":${str(e.message)}}`); }
+    try { return flat(toJSONText(G.data, "data")); } catch (e) {
+      // Read after the run's outcome, so a limit reached here is named, not raised.
+      const limit = resourceLimit(e);
+      const why = limit !== null ? `the ${limit} limit was reached while reading data`
+        : e !== null && typeof e === "object" ? e.message : "a getter threw " + show(e);
+      return flat(`{"error":${str(why)}}`);
+    }
   },
 };
