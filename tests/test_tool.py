@@ -264,3 +264,23 @@ def test_a_sandbox_without_typed_actions_still_makes_a_tool():
     with Sandbox() as sb:
         sb.action(lambda x: x, name="echo")
         assert "echo(input?: unknown, options?: CallOptions): Promise<any>;" in sb.tool().description
+
+
+def test_a_paused_result_displays_as_its_runs_card_whose_approve_resumes_the_run(tool, capsys):
+    from jupyter_sandbox.notebook.widgets.panel import panels
+
+    paused = tool.run({"script": "return await actions.send_email({to: 'ada', body: 'hi'})"})
+    paused._ipython_display_()
+    panel = panels()[-1]
+    assert panel.interrupt.id == paused.pending[0]["id"]
+    panel.approve_button.click()
+    assert tool.sandbox.sent == ["ada"]
+    assert tool.result(paused.run_id).status == "completed"
+
+
+def test_a_result_read_back_from_the_store_displays_its_pending_panels(tool, capsys):
+    from jupyter_sandbox.notebook.widgets.panel import panels
+
+    paused = tool.run({"script": "return await actions.send_email({to: 'bo', body: 'hi'})"})
+    tool.result(paused.run_id)._ipython_display_()
+    assert panels()[-1].interrupt.id == paused.pending[0]["id"]
