@@ -94,7 +94,7 @@ class PostgresCluster:
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 
-    def __enter__(self) -> "PostgresCluster":
+    def __enter__(self) -> PostgresCluster:
         self.start()
         return self
 

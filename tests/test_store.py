@@ -350,3 +350,13 @@ def test_the_notebook_store_comes_from_JUPYTER_SANDBOX_STORE(postgres_url, monke
         assert isinstance(notebook.default_sandbox().store, PostgresStore)
     finally:
         notebook._reset()
+
+
+def test_the_change_counter_grows_with_every_change_from_any_connection(store_url):
+    watcher, writer = Sandbox(store_url), Sandbox(store_url)
+    before = watcher.store.change_counter()
+    run_id = writer.eval("return 1").run_id  # another connection's commit
+    seen = watcher.store.change_counter()
+    assert seen > before
+    watcher.store.update_run(run_id, name="renamed")  # and this connection's own
+    assert watcher.store.change_counter() > seen

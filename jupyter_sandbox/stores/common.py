@@ -15,7 +15,8 @@ import logging
 import os
 import socket
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import RunBusyError, StoreError
 from .base import OWNER, RunRow
@@ -87,7 +88,7 @@ def _owner_alive(owner: str | None) -> bool:
     return True
 
 
-def lease_lost(run_id: str, epoch: int, current: tuple | None) -> RunBusyError:
+def lease_lost(run_id: str, epoch: int, current: tuple[Any, ...] | None) -> RunBusyError:
     """The error for a write refused because attempt ``epoch`` no longer holds the run."""
     if current is None:
         now = "it no longer exists"

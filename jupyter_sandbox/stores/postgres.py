@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import cbor2
 
@@ -87,15 +88,15 @@ class PostgresStore:
             self._pool.close()
             raise StoreError(f"cannot connect to the run store {self.path}", path=self.path) from exc
 
-    def _migrate(self, conn: psycopg.Connection) -> None:
+    def _migrate(self, conn: psycopg.Connection[Any]) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('jupyter_sandbox:' || current_schema()))")
-        fresh = conn.execute("SELECT to_regclass('meta') IS NULL").fetchone()[0]
+        fresh = _scalar(conn, "SELECT to_regclass('meta') IS NULL")
         row = None if fresh else conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if row is not None and not str(row[0]).isdigit():
             raise StoreError(f"{self.path} has a damaged schema version {row[0]!r}", path=self.path)
         version = int(row[0]) if row is not None else SCHEMA_VERSION
         if version > SCHEMA_VERSION:
-            raise StoreError(f"{self.path} was written by a newer jupyter_sandbox (schema {row[0]}, "
+            raise StoreError(f"{self.path} was written by a newer jupyter_sandbox (schema {version}, "
                              f"this version reads {SCHEMA_VERSION}); upgrade jupyter_sandbox", path=self.path)
         for step in range(version, SCHEMA_VERSION):
             for statement in _MIGRATIONS[step]:
@@ -110,7 +111,7 @@ class PostgresStore:
         self._pool.close()
 
     @contextmanager
-    def _conn(self) -> Iterator[psycopg.Connection]:
+    def _conn(self) -> Iterator[psycopg.Connection[Any]]:
         try:
             with self._pool.connection() as conn:
                 yield conn
@@ -123,11 +124,11 @@ class PostgresStore:
                              "server up?", path=self.path) from exc
 
     @contextmanager
-    def _tx(self) -> Iterator[psycopg.Connection]:
+    def _tx(self) -> Iterator[psycopg.Connection[Any]]:
         with self._conn() as conn, conn.transaction():
             yield conn
 
-    def _read(self, sql: str, args: Any = ()) -> list[tuple]:
+    def _read(self, sql: str, args: Any = ()) -> list[tuple[Any, ...]]:
         with self._conn() as conn:
             return conn.execute(sql, args).fetchall()
 
@@ -144,7 +145,7 @@ class PostgresStore:
             self._insert_run(conn, {c: getattr(run, c) for c in COLUMNS}, encode=True)
         return run
 
-    def _insert_run(self, conn: psycopg.Connection, values: dict[str, Any], *, encode: bool) -> None:
+    def _insert_run(self, conn: psycopg.Connection[Any], values: dict[str, Any], *, encode: bool) -> None:
         cols = [c for c in COLUMNS if c in values]
         args = [cbor2.dumps(values[c]) if encode and c in BLOBS and values[c] is not None else values[c]
                 for c in cols]
@@ -177,6 +178,10 @@ class PostgresStore:
                              f"AND lease_until <= {_NOW} ORDER BY lease_until")
         return [r[0] for r in rows + stalled]
 
+    def change_counter(self) -> int:
+        """The server's WAL insert position: it grows with every change (others' too, which is harmless)."""
+        return int(self._read("SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")[0][0])
+
     def children(self, run_id: str) -> list[str]:
         return [r[0] for r in self._read("SELECT id FROM runs WHERE parent = %s ORDER BY created", (run_id,))]
 
@@ -185,8 +190,8 @@ class PostgresStore:
             self._update(conn, run_id, fields)
 
     @staticmethod
-    def _update(conn: psycopg.Connection, run_id: str, fields: dict[str, Any], where: str = "",
-                args: tuple = ()) -> int:
+    def _update(conn: psycopg.Connection[Any], run_id: str, fields: dict[str, Any], where: str = "",
+                args: tuple[Any, ...] = ()) -> int:
         unknown = set(fields) - set(COLUMNS)
         if unknown:
             raise StoreError(f"runs have no column {sorted(unknown)[0]!r}")
@@ -213,8 +218,8 @@ class PostgresStore:
                 raise RunStateError(f"run {run_id} is {status}; only a run that is "
                                     f"{' or '.join(allowed)} can be resumed", run_id=run_id, status=status)
             attempt += 1
-            first_seq = conn.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM run_journal WHERE run_id = %s",
-                                     (run_id,)).fetchone()[0]
+            first_seq = _scalar(conn, "SELECT COALESCE(MAX(seq) + 1, 0) FROM run_journal WHERE run_id = %s",
+                                (run_id,))
             self._update(conn, run_id, {"status": "running", "owner": OWNER, "attempt": attempt, "wake_at": None,
                                         "lease_until": now + self.lease_seconds})
             conn.execute("INSERT INTO run_attempts (run_id, n, source_hash, started, first_seq) "
@@ -224,7 +229,7 @@ class PostgresStore:
                          (run_id, attempt, source_hash, time.time(), first_seq))
         ACTIVE.add(run_id)  # only once the claim committed: a failed claim leaves nothing held
         self._heartbeat.hold(run_id, attempt)
-        return attempt
+        return int(attempt)
 
     def release(self, run_id: str) -> None:
         ACTIVE.discard(run_id)
@@ -236,7 +241,7 @@ class PostgresStore:
                                 "AND status = 'running'", (self.lease_seconds, run_id, epoch)).rowcount == 1
 
     @staticmethod
-    def _refused(conn: psycopg.Connection, run_id: str, epoch: int) -> RunBusyError:
+    def _refused(conn: psycopg.Connection[Any], run_id: str, epoch: int) -> RunBusyError:
         return lease_lost(run_id, epoch, conn.execute("SELECT status, attempt, owner FROM runs WHERE id = %s",
                                                       (run_id,)).fetchone())
 
@@ -259,7 +264,7 @@ class PostgresStore:
         rows = self._read("SELECT n, source_hash, started, ended, outcome, replayed, first_seq FROM run_attempts "
                           "WHERE run_id = %s ORDER BY n", (run_id,))
         keys = ("n", "source_hash", "started", "ended", "outcome", "replayed", "first_seq")
-        return [dict(zip(keys, r)) for r in rows]
+        return [dict(zip(keys, r, strict=True)) for r in rows]
 
     # -- the journal ---------------------------------------------------------------
 
@@ -277,7 +282,7 @@ class PostgresStore:
             with self._conn() as conn:
                 self._insert_entries(conn, run_id, entries)
 
-    def _insert_entries(self, conn: psycopg.Connection, run_id: str, entries: list[tuple[Entry, bytes]],
+    def _insert_entries(self, conn: psycopg.Connection[Any], run_id: str, entries: list[tuple[Entry, bytes]],
                         fenced: bool = True) -> None:
         if not entries:
             return
@@ -285,8 +290,8 @@ class PostgresStore:
         args = {"run": run_id, "epoch": epoch, "seqs": [e.seq for e, _ in entries],
                 "kinds": [e.kind for e, _ in entries], "bodies": [b for _, b in entries]}
         cur = conn.execute("INSERT INTO run_journal (run_id, seq, kind, body) SELECT %(run)s, x.seq, x.kind, x.body "
-                           "FROM unnest(%(seqs)s::bigint[], %(kinds)s::text[], %(bodies)s::bytea[]) AS x(seq, kind, body)"
-                           + (f" WHERE {_FENCE}" if fenced else ""), args)
+                           "FROM unnest(%(seqs)s::bigint[], %(kinds)s::text[], %(bodies)s::bytea[]) "
+                           "AS x(seq, kind, body)" + (f" WHERE {_FENCE}" if fenced else ""), args)
         if cur.rowcount != len(entries):
             raise self._refused(conn, run_id, epoch)
 
@@ -298,7 +303,7 @@ class PostgresStore:
             conn.execute("INSERT INTO run_attempts (run_id, n, source_hash, started, ended, outcome, replayed, "
                          "first_seq) SELECT %s, n, source_hash, started, ended, outcome, replayed, first_seq "
                          "FROM run_attempts WHERE run_id = %s AND first_seq < %s", (target_id, source_id, before_seq))
-            return conn.execute("SELECT COUNT(*) FROM run_attempts WHERE run_id = %s", (target_id,)).fetchone()[0]
+            return int(_scalar(conn, "SELECT COUNT(*) FROM run_attempts WHERE run_id = %s", (target_id,)))
 
     # -- signals: delivery and journal entry commit together (exactly once) --------
 
@@ -306,8 +311,8 @@ class PostgresStore:
         with self._tx() as conn:
             if conn.execute("SELECT 1 FROM runs WHERE id = %s", (run_id,)).fetchone() is None:
                 raise RunNotFound(run_id)
-            return int(conn.execute("INSERT INTO signals (run_id, event, created) VALUES (%s, %s, %s) RETURNING id",
-                                    (run_id, cbor2.dumps(event), time.time())).fetchone()[0])
+            return int(_scalar(conn, "INSERT INTO signals (run_id, event, created) VALUES (%s, %s, %s) RETURNING id",
+                               (run_id, cbor2.dumps(event), time.time())))
 
     def pending_signals(self, run_id: str) -> list[tuple[int, Any]]:
         rows = self._read("SELECT id, event FROM signals WHERE run_id = %s AND delivered_seq IS NULL ORDER BY id",
@@ -343,7 +348,7 @@ class PostgresStore:
                               "FROM run_attempts WHERE run_id = %s ORDER BY n", (run_id,))
         signals = self._read("SELECT event, created, delivered_seq FROM signals WHERE run_id = %s ORDER BY id",
                              (run_id,))
-        return {"run": dict(zip(COLUMNS, row[0])), "journal": [list(r) for r in journal],
+        return {"run": dict(zip(COLUMNS, row[0], strict=True)), "journal": [list(r) for r in journal],
                 "attempts": [list(a) for a in attempts], "signals": [list(s) for s in signals]}
 
     def load_runs(self, dumps: list[dict[str, Any]]) -> None:
@@ -366,8 +371,15 @@ class PostgresStore:
                                     "VALUES (%s, %s, %s, %s)", [(rid, *r) for r in item["signals"]])
 
 
-def _row_to_run(row: tuple) -> RunRow:
-    return run_from_values(dict(zip(COLUMNS, row[:-1])), row[-1])
+def _scalar(conn: psycopg.Connection[Any], sql: str, args: Any = ()) -> Any:
+    """The first column of the one row ``sql`` returns (an aggregate, RETURNING)."""
+    row = conn.execute(sql, args).fetchone()
+    assert row is not None, sql
+    return row[0]
+
+
+def _row_to_run(row: tuple[Any, ...]) -> RunRow:
+    return run_from_values(dict(zip(COLUMNS, row[:-1], strict=True)), row[-1])
 
 
 def _reason(exc: Exception) -> str:

@@ -217,6 +217,11 @@ class SQLiteStore:
                              "ORDER BY lease_until", (time.time(),))
         return [r[0] for r in rows + stalled]
 
+    def change_counter(self) -> int:
+        """Other connections' commits (``data_version``) plus the rows this one changed: grows with any change."""
+        with self._lock:
+            return int(self._db.execute("PRAGMA data_version").fetchone()[0]) + self._db.total_changes
+
     def children(self, run_id: str) -> list[str]:
         return [r[0] for r in self._read("SELECT id FROM runs WHERE parent = ? ORDER BY created", (run_id,))]
 
