@@ -77,6 +77,7 @@ def test_the_property_files_are_the_test_files_that_import_hypothesis(tmp_path):
     (tmp_path / "test_uses.py").write_text("import os\nfrom hypothesis import given\n")
     (tmp_path / "test_also.py").write_text("import hypothesis.strategies as st\n")
     (tmp_path / "test_plain.py").write_text("# hypothesis is only mentioned here\nimport os\n")
+    (tmp_path / "test_quoted.py").write_text('SOURCE = """\n    from hypothesis import given\n"""\n')
     (tmp_path / "helper.py").write_text("from hypothesis import given\n")
     assert [p.name for p in properties.property_files(tmp_path)] == ["test_also.py", "test_uses.py"]
 

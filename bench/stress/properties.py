@@ -27,7 +27,7 @@ from bench.stress.common import ROOT
 # "100 passing, 0 failing, and 0 invalid test cases" (Hypothesis >= 6.1xx) or, before,
 # "100 passing examples, 0 failing examples, 0 invalid examples"
 _STATS = re.compile(r"(\d+) passing(?: examples)?, (\d+) failing(?: examples)?, (?:and )?(\d+) invalid")
-_IMPORTS_HYPOTHESIS = re.compile(r"^\s*(?:from|import)\s+hypothesis\b", re.M)
+_IMPORTS_HYPOTHESIS = re.compile(r"^(?:from|import) hypothesis\b", re.M)  # a top-level import, not a quoted one
 
 
 def property_files(tests: Path = ROOT / "tests") -> list[Path]:
