@@ -304,17 +304,29 @@ def declarations(specs: Iterable[Any], *, preamble: bool = True) -> str:
 
 
 def _merge_aliases(aliases: dict[str, str], text: str) -> str:
-    """One alias for recursive types that read the same but for their own name (an input's and an output's Tree)."""
-    seen: dict[str, str] = {}
-    for name in list(aliases):
-        shape = re.sub(rf"(?<![A-Za-z0-9_$]){re.escape(name)}(?![A-Za-z0-9_$])", "\0", aliases[name])
-        if shape not in seen:
-            seen[shape] = name
-            continue
-        keep = seen[shape]
-        del aliases[name]
-        same = re.compile(rf"(?<![A-Za-z0-9_$]){re.escape(name)}(?![A-Za-z0-9_$])")
-        text = same.sub(keep, text)
-        for other in aliases:
-            aliases[other] = same.sub(keep, aliases[other])
-    return text
+    """One alias for recursive types that read the same but for their own name (an input's and an output's
+    Tree, or one model used by many actions). Repeated until nothing merges (mutual recursion merges late)."""
+    while True:
+        seen: dict[str, str] = {}
+        renamed: dict[str, str] = {}
+        for name, body in aliases.items():
+            keep = seen.setdefault(_word(name).sub("\0", body), name)
+            if keep != name:
+                renamed[name] = keep
+        if not renamed:
+            return text
+        names = sorted(renamed, key=len, reverse=True)
+        pattern = re.compile(r"(?<![A-Za-z0-9_$])(" + "|".join(map(re.escape, names)) + r")(?![A-Za-z0-9_$])")
+
+        def rename(t: str) -> str:
+            return pattern.sub(lambda m: renamed[m.group(1)], t)
+
+        for name in renamed:
+            del aliases[name]
+        for name in aliases:
+            aliases[name] = rename(aliases[name])
+        text = rename(text)
+
+
+def _word(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![A-Za-z0-9_$]){re.escape(name)}(?![A-Za-z0-9_$])")
