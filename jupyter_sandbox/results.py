@@ -57,8 +57,12 @@ class RunInfo:
 class CheckReport:
     """The result of replaying a run without executing anything.
 
-    ``deterministic`` is True when every recorded effect was asked for again,
-    in a matching way; otherwise ``mismatch`` says where it diverged.
+    ``deterministic`` is True when the replay reached every recorded effect and
+    asked for each again in a matching way; otherwise ``mismatch`` says where it
+    diverged. ``checked`` counts the recorded effects (journal slots) it reached
+    and matched, ``recorded`` those in the journal: a request the recorded run
+    left open (a timer a race left running, the interrupted call) counts once
+    the replay asks for it again. ``replayed`` counts the completions served.
     """
 
     run_id: str
@@ -67,10 +71,13 @@ class CheckReport:
     mismatch: CallLogMismatchError | None = None
     output_matches: bool | None = None
     error: Exception | None = None
+    checked: int = 0
+    recorded: int = 0
 
     def __str__(self) -> str:
         if self.deterministic:
-            return f"run {self.run_id} is deterministic: {self.replayed} recorded effects replayed, nothing executed"
+            return (f"run {self.run_id} is deterministic: {self.checked} of {self.recorded} recorded effects "
+                    "checked, nothing executed")
         if self.mismatch is not None:
             return f"run {self.run_id} diverged at position {self.mismatch.position}: {self.mismatch}"
         return f"run {self.run_id} did not replay: {self.error}"

@@ -93,6 +93,10 @@ class Journal:
         open_ = [s.interrupt for s in self.slots.values() if s.interrupt is not None and s.completion is None]
         return sorted(open_, key=lambda e: e.slot)
 
+    def effect_slots(self) -> set[int]:
+        """The slots that hold a recorded effect: its request, its completion, or both."""
+        return {n for n, s in self.slots.items() if s.request is not None or s.completion is not None}
+
     def recorded(self, slot: int) -> dict[str, Any] | None:
         """What the call log holds at a slot (for a mismatch report)."""
         state = self.slots.get(slot)

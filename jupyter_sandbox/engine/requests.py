@@ -30,6 +30,9 @@ class FrontierReached(SandboxError):
         super().__init__(f"replay reached the open slot {slot}")
 
 
+_REQUEST_KINDS = {"call": "call", "delegate": "call", "agent": "call", "sleep": "timer", "wait": "wait"}
+
+
 class Requests:
     """The request table: what each kind of request a script queued does (see ``Runner._pump``).
 
@@ -43,7 +46,9 @@ class Requests:
     def handle(self, items: list[dict[str, Any]]) -> None:
         for item in items:
             kind = item["t"]
-            if kind in ("console", "log", "step", "plan"):
+            if kind in _REQUEST_KINDS and not self.runner.execute:
+                self._reached(item)  # a determinism check starts nothing
+            elif kind in ("console", "log", "step", "plan"):
                 self._note(kind, item)
             elif kind in ("now", "random"):
                 self.runner.writer.append(kind, item["s"], value=item["value"])
@@ -78,13 +83,29 @@ class Requests:
         previous = self.runner.journal.open_request(slot)
         if previous is not None and (previous.kind != kind or previous.body.get("key") != item["key"]):
             previous = None
-        if not self.runner.execute:  # a determinism check executes nothing
-            if previous is not None:
-                raise FrontierReached(slot)
-            raise self.runner._diverged(slot, item)
         if previous is not None:
             self.runner.requests[slot] = previous
         return previous
+
+    def _reached(self, item: dict[str, Any]) -> None:
+        """A determinism check met a request the journal has no completion for.
+
+        Open in the recorded run too (a timer a race left running, the interrupted
+        call): reached and matched, it stays open and the replay goes on past it.
+        Past every slot the recorded run reserved, of a run that paused (or after
+        the script has settled): the recorded run never got there, so there is
+        nothing to check it against. Anything else is a divergence.
+        """
+        runner, slot = self.runner, item["s"]
+        previous = runner.journal.open_request(slot)
+        if previous is not None and previous.kind == _REQUEST_KINDS[item["t"]] \
+                and previous.body.get("key") == item["key"]:
+            runner.held[slot] = previous
+            return
+        unfinished = runner.run.status not in ("completed", "continued") or runner.outcome is not None
+        if slot >= runner.plan.get("frontier", 0) and unfinished:
+            return
+        raise runner._diverged(slot, item)
 
     def _request(self, kind: str, item: dict[str, Any], **body: Any) -> Entry:
         entry = self.runner.writer.append(kind, item["s"], key=item["key"], **body)

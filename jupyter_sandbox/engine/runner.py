@@ -62,6 +62,7 @@ class Runner:
         self.wakeup: asyncio.Future[None] | None = None
         self.waits = Waits()
         self.requests: dict[int, Entry] = {}
+        self.held: dict[int, Entry] = {}  # a check: requests the recorded run left open, reached again
         self.interrupts: list[Interrupt] = []
         self.continue_state: Any = _MISSING
         self.outcome: dict[str, Any] | None = None  # how the script settled, once it has
@@ -132,6 +133,8 @@ class Runner:
                 return self._parked()
             if realm.undelivered() > 0:
                 raise self._diverged()
+            if self.held:  # a check replayed everything recorded and waits where the recorded run did
+                raise FrontierReached(min(self.held))
             raise ScriptError("Error", "the script is waiting on a promise that nothing will settle "
                               "(no action, timer or event is pending)", run_id=self.run.id, source=self.source)
 

@@ -249,20 +249,39 @@ class Engine:
             self.check_source(source, self.limits)
             run.source = source
         scratch = self.scratch()
-        runner = Runner(Attempt(self, run, journal, journal.attempts + 1, plan=journal.plan(), answers=Answers(),
+        plan = journal.plan()
+        runner = Runner(Attempt(self, run, journal, journal.attempts + 1, plan=plan, answers=Answers(),
                                 strict=bool(run.options.get("strict")), action_names=self._action_names(run),
                                 limits=self._limits_of(run), recorded_at=journal.recorded, observer=Observer(),
                                 store=scratch, execute=False))
         result = await runner.run_attempt()
         scratch.close()
+        # What the replay reached: the completions it was served, and the open requests it asked for again.
+        recorded = journal.effect_slots()
+        served = {rec["s"] for rec in plan["recs"]}
+        try:
+            served -= set(runner.realm.unused()) if runner.realm is not None else served
+        except SandboxError:  # the realm itself failed: nothing it was served can be counted
+            served = set()
+        unreached = sorted(recorded - served - set(runner.held))
+        counts = {"checked": len(recorded) - len(unreached), "recorded": len(recorded)}
         error = result.error
-        if isinstance(error, FrontierReached) or result.status == "completed":
-            matches = result.output == run.output if result.status == "completed" and run.status == "completed" \
-                else None
-            return CheckReport(run_id, True, result.replayed, output_matches=matches)
         if isinstance(error, CallLogMismatchError):
-            return CheckReport(run_id, False, result.replayed, mismatch=error)
-        return CheckReport(run_id, False, result.replayed, error=error)
+            return CheckReport(run_id, False, result.replayed, mismatch=error, **counts)
+        if not (isinstance(error, FrontierReached) or result.status in ("completed", "continued")
+                or _same_failure(run, result)):
+            return CheckReport(run_id, False, result.replayed, error=error, **counts)
+        if unreached:  # the script ended (or waits) without asking for a recorded effect
+            position = unreached[0]
+            mismatch = CallLogMismatchError(position, journal.recorded(position), {"type": "nothing"},
+                                            source=run.source, run_id=run_id)
+            return CheckReport(run_id, False, result.replayed, mismatch=mismatch, **counts)
+        matches = None
+        if result.status == "completed" and run.status == "completed":
+            matches = result.output == run.output
+        elif result.status == "continued" and run.successor is not None:
+            matches = result.state == self.store.get_run(run.successor).input
+        return CheckReport(run_id, True, result.replayed, output_matches=matches, **counts)
 
     async def fork(self, run_id: str, at_seq: int, value: Any, answers: dict[str, Any],
                    observer: Observer | None = None, name: str | None = None) -> RunResult:
@@ -320,6 +339,13 @@ def _check_characters(source: str) -> None:
                                   f"write it as the escape \\u{ord(char):04x} inside a string", line=number,
                                   column=column,
                                   source=source)
+
+
+def _same_failure(run: RunRow, result: AttemptResult) -> bool:
+    """A failed run whose replay fails with the very same error: its failure is deterministic too."""
+    recorded = run.error if isinstance(run.error, dict) else {}
+    return run.status == "failed" and result.status == "failed" and result.error is not None \
+        and not isinstance(result.error, (FrontierReached, LimitExceeded)) and str(result.error) == recorded.get("text")
 
 
 def _error_record(error: Exception | None) -> dict[str, Any] | None:

@@ -205,8 +205,8 @@ def check(magics: Magics, sb: Sandbox, args: Any) -> None:
     report = sb.check(run_id, source)
     if report.deterministic:
         same = {True: ", same output", False: ", but a different output", None: ""}[report.output_matches]
-        html = h("<p>✓ run <code>{}</code> is <b>deterministic</b>: {} recorded effects replayed, nothing "
-                 "executed{}</p>", run_id, report.replayed, same)
+        html = h("<p>✓ run <code>{}</code> is <b>deterministic</b>: {} of {} recorded effects checked, nothing "
+                 "executed{}</p>", run_id, report.checked, report.recorded, same)
     elif report.mismatch is not None:
         html = render_mismatch_html(report.mismatch.to_dict(), source or sb.store.get_run(run_id).source)
     else:
