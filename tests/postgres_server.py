@@ -39,10 +39,15 @@ def find_bindir() -> Path | None:
 
 
 class PostgresCluster:
-    """A cluster in a temporary folder; ``url`` once started; ``stop()`` removes it all."""
+    """A cluster in a temporary folder; ``url`` once started; ``stop()`` removes it all.
 
-    def __init__(self, bindir: Path | None = None):
+    ``port``: also listen on 127.0.0.1 at that port (the URL then goes over TCP loopback);
+    ``durable``: keep fsync and synchronous commits (bench/stores.py), off by default for tests.
+    """
+
+    def __init__(self, bindir: Path | None = None, *, port: int | None = None, durable: bool = False):
         self.bindir = bindir or find_bindir()
+        self.port, self.durable = port, durable
         if self.bindir is None:
             raise RuntimeError("PostgreSQL is not installed: no initdb/pg_ctl on PATH, from pg_config, or in "
                                "/usr/lib/postgresql/*/bin (apt-get install postgresql)")
@@ -72,15 +77,18 @@ class PostgresCluster:
         user = self._user or pwd.getpwuid(os.geteuid()).pw_name
         self._run("initdb", "-D", str(self.data), "-U", user, "--auth=trust", "-E", "UTF8", "--no-sync")
         self.start_server()
-        self.url = f"postgresql://{user}@/postgres?host={self.root}"
+        host = "127.0.0.1" if self.port else self.root
+        self.url = f"postgresql://{user}@/postgres?host={host}&port={self.port or 5432}"
         return self.url
 
     def start_server(self) -> None:
         """Start (or restart) the server on the cluster's folder."""
         # A test server: durability off (the suite tests our transactions, not the disk), room for
         # many connections (several stores and subprocesses per test), and no TCP listener.
-        options = (f"-k {self.root} -c listen_addresses='' -c fsync=off -c synchronous_commit=off "
-                   "-c full_page_writes=off -c max_connections=200")
+        listen = "127.0.0.1" if self.port else "''"
+        options = f"-k {self.root} -c listen_addresses={listen} -p {self.port or 5432} -c max_connections=200"
+        if not self.durable:
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "-t", "60", "start")
 
     def stop_server(self) -> None:
