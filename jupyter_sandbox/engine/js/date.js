@@ -82,6 +82,18 @@ function makeRecordedDate(OrigDate, readNow) {
   const TZ_ABBREVIATIONS = [['GMT', 0], ['UTC', 0], ['UT', 0], ['Z', 0], ['EDT', -240], ['EST', -300],
     ['CDT', -300], ['CST', -360], ['MDT', -360], ['MST', -420], ['PDT', -420], ['PST', -480], ['WET', 0],
     ['WEST', 60], ['CET', 60], ['CEST', 120], ['EET', 120], ['EEST', 180]];
+  const ABOVE_LATIN1 = /[^\x00-\xff]/;
+  const ABOVE_LATIN1_ALL = /[^\x00-\xff]/g;
+  const MONTHS_UPPER = MONTHS.map((m) => m.toUpperCase());
+  // The same lists keyed by first letter, each in its own order: names with different first
+  // letters never both match, so this keeps the engine's first-match-wins order.
+  const byLetter = (names, entry) => {
+    const index = Object.create(null);
+    names.forEach((name, i) => (index[name.charCodeAt(0)] ||= []).push(entry(i)));
+    return index;
+  };
+  const MONTHS_BY_LETTER = byLetter(MONTHS_UPPER, (i) => i);
+  const ZONES_BY_LETTER = byLetter(TZ_ABBREVIATIONS.map((zone) => zone[0]), (i) => TZ_ABBREVIATIONS[i]);
   const pad = (n) => String(n).padStart(2, '0');
   const yearString = (y) => (y < 0 ? '-' : '') + String(Math.abs(y)).padStart(4, '0');
   const dateString = (f) => `${DAYS[f.weekday]} ${MONTHS[f.month]} ${pad(f.day)} ${yearString(f.year)}`;
@@ -157,14 +169,11 @@ function makeRecordedDate(OrigDate, readNow) {
 
   function parse(input) {
     // The engine reads at most 127 code units as bytes: above 255 is 'x' (U+2212 is '-'), NUL ends it.
-    const sp = [];
-    for (let i = 0; i < input.length && i < 127; i++) {
-      let c = input.charCodeAt(i);
-      if (c > 255) c = c === 0x2212 ? 45 : 120;
-      if (c === 0) break;
-      sp.push(c);
-    }
-    sp.push(0);
+    let text = input.length > 127 ? input.slice(0, 127) : input;
+    const nul = text.indexOf('\0');
+    if (nul >= 0) text = text.slice(0, nul);
+    if (ABOVE_LATIN1.test(text)) text = text.replace(ABOVE_LATIN1_ALL, (c) => (c === '\u2212' ? '-' : 'x'));
+    const sp = text + '\0'; // read with charCodeAt: NUL at the end, NaN past it, as C's buffer
     const fields = isoString(sp) || otherString(sp);
     if (!fields) return NaN;
     const max = [0, 11, 31, 24, 59, 59];
@@ -184,7 +193,7 @@ function makeRecordedDate(OrigDate, readNow) {
   function isoString(sp) {
     const f = [1970, 0, 1, 0, 0, 0, 0, 0, 0];
     const at = { p: 0 };
-    const sgn = sp[0];
+    const sgn = sp.charCodeAt(0);
     if (sgn === 45 || sgn === 43) { // '-' '+'
       at.p++;
       const year = digits(sp, at, 6, 6);
@@ -225,8 +234,8 @@ function makeRecordedDate(OrigDate, readNow) {
         milliseconds(sp, at, f);
       }
     }
-    if (sp[at.p] !== 0 && !tzOffset(sp, at, f, true)) return null;
-    return sp[at.p] === 0 ? f : null;
+    if (sp.charCodeAt(at.p) !== 0 && !tzOffset(sp, at, f, true)) return null;
+    return sp.charCodeAt(at.p) === 0 ? f : null;
   }
 
   function otherString(sp) {
@@ -235,10 +244,10 @@ function makeRecordedDate(OrigDate, readNow) {
     const num = [];
     let hasYear = false, hasMon = false, hasTime = false;
     for (;;) {
-      while (sp[at.p] === 32) at.p++;
-      if (sp[at.p] === 0) break;
+      while (sp.charCodeAt(at.p) === 32) at.p++;
+      if (sp.charCodeAt(at.p) === 0) break;
       const start = at.p;
-      const c = sp[at.p];
+      const c = sp.charCodeAt(at.p);
       let value;
       if (c === 43 || c === 45) {
         if (!(hasTime && tzOffset(sp, at, f, false))) {
@@ -264,7 +273,7 @@ function makeRecordedDate(OrigDate, readNow) {
             if (seconds === null) return null;
             f[5] = seconds;
             milliseconds(sp, at, f);
-          } else if (sp[at.p] !== 0 && sp[at.p] !== 32) return null;
+          } else if (sp.charCodeAt(at.p) !== 0 && sp.charCodeAt(at.p) !== 32) return null;
           hasTime = true;
         } else if (at.p - start > 2) {
           f[0] = value;
@@ -278,7 +287,7 @@ function makeRecordedDate(OrigDate, readNow) {
         }
       } else if (month(sp, at, f)) {
         hasMon = true;
-        skipUntil(sp, at, '0123456789 -/(');
+        skipUntil(sp, at, true);
       } else if (hasTime && match(sp, at, 'PM')) {
         if (f[3] !== 12) f[3] += 12; // past 12 is rejected by the range check
         continue;
@@ -290,8 +299,8 @@ function makeRecordedDate(OrigDate, readNow) {
         continue;
       } else if (c === 40) { // '(' a parenthesised phrase
         let level = 0;
-        while (sp[at.p] !== 0) {
-          const d = sp[at.p++];
+        while (sp.charCodeAt(at.p) !== 0) {
+          const d = sp.charCodeAt(at.p++);
           level += d === 40;
           level -= d === 41;
           if (!level) break;
@@ -301,9 +310,9 @@ function makeRecordedDate(OrigDate, readNow) {
         return null;
       } else {
         if (hasYear || hasMon || hasTime || num.length) return null;
-        skipUntil(sp, at, ' -/('); // a word before the date
+        skipUntil(sp, at, false); // a word before the date
       }
-      while ([45, 47, 46, 44].includes(sp[at.p])) at.p++; // - / . ,
+      for (let c = sp.charCodeAt(at.p); c === 45 || c === 47 || c === 46 || c === 44; c = sp.charCodeAt(++at.p)); // - / . ,
     }
     if (num.length + hasYear + hasMon > 3) return null;
     const century = (y) => y + (y < 100) * 1900 + (y < 50) * 100;
@@ -338,7 +347,7 @@ function makeRecordedDate(OrigDate, readNow) {
   }
 
   function skip(sp, at, c) {
-    if (sp[at.p] !== c) return false;
+    if (sp.charCodeAt(at.p) !== c) return false;
     at.p++;
     return true;
   }
@@ -347,9 +356,9 @@ function makeRecordedDate(OrigDate, readNow) {
   function digits(sp, at, min, max) {
     let v = 0, p = at.p;
     const start = p;
-    while (sp[p] >= 48 && sp[p] <= 57) {
+    while (sp.charCodeAt(p) >= 48 && sp.charCodeAt(p) <= 57) {
       if (v >= 100000000) return null;
-      v = v * 10 + sp[p] - 48;
+      v = v * 10 + sp.charCodeAt(p) - 48;
       p++;
       if (p - start === max) break;
     }
@@ -360,12 +369,12 @@ function makeRecordedDate(OrigDate, readNow) {
 
   function milliseconds(sp, at, f) {
     let p = at.p;
-    if (sp[p] !== 46 && sp[p] !== 44) return;
+    if (sp.charCodeAt(p) !== 46 && sp.charCodeAt(p) !== 44) return;
     p++;
     const start = p;
     let mul = 100, ms = 0;
-    while (sp[p] >= 48 && sp[p] <= 57) {
-      ms += (sp[p] - 48) * mul;
+    while (sp.charCodeAt(p) >= 48 && sp.charCodeAt(p) <= 57) {
+      ms += (sp.charCodeAt(p) - 48) * mul;
       mul = Math.trunc(mul / 10);
       p++;
       if (p - start === 9) break;
@@ -378,7 +387,7 @@ function makeRecordedDate(OrigDate, readNow) {
 
   function tzOffset(sp, at, f, strict) {
     let p = at.p;
-    const sgn = sp[p++];
+    const sgn = sp.charCodeAt(p++);
     let tz = 0;
     if (sgn === 43 || sgn === 45) {
       const inner = { p };
@@ -395,7 +404,7 @@ function makeRecordedDate(OrigDate, readNow) {
       if (n > 2) {
         mm = hh % 100;
         hh = Math.trunc(hh / 100);
-      } else if (sp[p] === 58) {
+      } else if (sp.charCodeAt(p) === 58) {
         inner.p = p + 1;
         mm = digits(sp, inner, 2, 2);
         if (mm === null) return false;
@@ -416,15 +425,19 @@ function makeRecordedDate(OrigDate, readNow) {
     return c >= 97 && c <= 122 ? c - 32 : c;
   }
 
+  // Whether the bytes at the cursor are `text` (upper case), ignoring ASCII case; advances past it if so.
   function match(sp, at, text) {
-    for (let i = 0; i < text.length; i++) if (upper(sp[at.p + i]) !== upper(text.charCodeAt(i))) return false;
+    for (let i = 0; i < text.length; i++) if (upper(sp.charCodeAt(at.p + i)) !== text.charCodeAt(i)) return false;
     at.p += text.length;
     return true;
   }
 
   function month(sp, at, f) {
-    for (let n = 0; n < 12; n++) {
-      if (match(sp, at, MONTHS[n])) { // match() advances by exactly 3
+    const candidates = MONTHS_BY_LETTER[upper(sp.charCodeAt(at.p))];
+    if (candidates === undefined) return false;
+    for (let i = 0; i < candidates.length; i++) {
+      const n = candidates[i];
+      if (match(sp, at, MONTHS_UPPER[n])) { // match() advances by exactly 3
         f[1] = n + 1;
         return true;
       }
@@ -433,17 +446,22 @@ function makeRecordedDate(OrigDate, readNow) {
   }
 
   function tzAbbreviation(sp, at, f) {
-    for (const [name, offset] of TZ_ABBREVIATIONS) {
-      if (match(sp, at, name)) {
-        f[8] = offset;
+    const candidates = ZONES_BY_LETTER[upper(sp.charCodeAt(at.p))];
+    if (candidates === undefined) return false;
+    for (let i = 0; i < candidates.length; i++) {
+      if (match(sp, at, candidates[i][0])) {
+        f[8] = candidates[i][1];
         return true;
       }
     }
     return false;
   }
 
-  function skipUntil(sp, at, stops) {
-    while (sp[at.p] !== 0 && !stops.includes(String.fromCharCode(sp[at.p]))) at.p++;
+  // Skip to NUL, ' ', '-', '/', '(' (and with digits, to a digit).
+  function skipUntil(sp, at, digitsStop) {
+    for (let c = sp.charCodeAt(at.p); c !== 0 && c !== 32 && c !== 45 && c !== 47 && c !== 40; c = sp.charCodeAt(++at.p)) {
+      if (digitsStop && c >= 48 && c <= 57) break;
+    }
   }
 }
 
