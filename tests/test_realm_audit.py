@@ -100,3 +100,25 @@ def test_audit_finds_math_random_and_clock_readers_left_on_the_global():
 
 def test_audit_finds_a_host_function():
     assert "globalThis.hostFunction" in audit_plain_context("", host_function=True)["host"]
+
+
+# --- the review's route, end to end -------------------------------------------------------------
+
+ROUTE = "function NT() {}\nNT.prototype = 0;\nconst Found = Object.getPrototypeOf(Reflect.construct(Date, [0], NT)).constructor;\n"
+
+
+def test_the_construct_protocol_route_reads_the_journaled_clock():
+    sb = Sandbox()
+    result = sb.eval(ROUTE + "return [Found === Date, Found.now(), new Found().getTime(), typeof Found()]")
+    entries = [e for e in sb.run(result.run_id).entries if e["kind"] == "now"]
+    same, now, constructed, called = result.output
+    assert (same, called, len(entries)) == (True, "string", 3)
+    assert [now, constructed] == [e["value"] for e in entries[:2]]
+
+
+def test_the_construct_protocol_route_is_refused_in_strict_mode():
+    sb = Sandbox()
+    result = sb.eval(ROUTE + "const out = [];\nfor (const read of [() => Found.now(), () => new Found(), () => Found()]) {\n"
+                     "  try { read(); out.push('read the clock') } catch (e) { out.push(e.message) }\n}\nreturn out",
+                     strict=True)
+    assert result.output == ["Date is not available in strict mode; use await ctx.now()"] * 3
