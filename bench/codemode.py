@@ -33,8 +33,9 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Literal, Optional
+from typing import Literal
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # measure this checkout
@@ -68,12 +69,12 @@ class Level(enum.Enum):
 class Address(BaseModel):
     street: str
     city: str
-    zip: Optional[str] = None
+    zip: str | None = None
 
 
 class Node(BaseModel):
     label: str
-    children: list["Node"] = []
+    children: list[Node] = []
 
 
 def send(msg: Email) -> Sent:
@@ -128,7 +129,7 @@ def hundred_specs() -> list:
         if kind == 0:
             def fn(msg: Email) -> Sent: ...
         elif kind == 1:
-            def fn(where: Address, level: Level = Level.LOW, tags: list[str] = []) -> Optional[Address]: ...
+            def fn(where: Address, level: Level = Level.LOW, tags: tuple[str, ...] = ()) -> Address | None: ...
         elif kind == 2:
             def fn(tree: Node) -> tuple[int, str]: ...
         else:

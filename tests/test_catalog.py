@@ -63,10 +63,10 @@ def test_a_model_parameter_gives_the_models_schema_as_the_input():
     (Point, {"x": "far"}, False),
     (Literal["fast", "slow"], "fast", True),
     (Literal["fast", "slow"], "medium", False),
-    (Optional[int], None, True),
-    (Optional[int], "x", False),
-    (Union[int, str], "x", True),
-    (Union[int, str], [1], False),
+    (Optional[int], None, True),  # noqa: UP045 (the typing forms themselves are tested)
+    (Optional[int], "x", False),  # noqa: UP045 (the typing forms themselves are tested)
+    (Union[int, str], "x", True),  # noqa: UP007 (the typing forms themselves are tested)
+    (Union[int, str], [1], False),  # noqa: UP007 (the typing forms themselves are tested)
     (list[Point], [{"x": 0, "y": 0}], True),
     (tuple[int, str], [1, "a"], True),
     (tuple[int, str], [1, "a", 3], False),

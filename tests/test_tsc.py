@@ -17,7 +17,7 @@ import os
 import re
 import subprocess
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Literal
 
 import pytest
 from hypothesis import Phase, given, settings
@@ -74,7 +74,7 @@ def make_sandbox() -> Sandbox:
         """Search the help centre."""
 
     @sb.action
-    def ticket(id: int) -> Optional[Ticket]:
+    def ticket(id: int) -> Ticket | None:
         """Fetch a ticket by id."""
 
     @sb.action

@@ -27,8 +27,9 @@ from __future__ import annotations
 import inspect
 import json
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import docstring_parser
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, create_model
@@ -183,7 +184,7 @@ def _fields(spec: ActionSpec, params: list[inspect.Parameter], hints: dict[str, 
                              Field(... if p.default is p.empty else p.default, alias=p.name,
                                    description=described.get(p.name)))
                    for i, p in enumerate(params)}
-    model = create_model(f"{spec.name}_input", __config__=ConfigDict(extra="forbid"), **definitions)
+    model = create_model(f"{spec.name}_input", __config__=ConfigDict(extra="forbid"), **definitions)  # type: ignore[call-overload]
     spec.input_schema = model.model_json_schema()
     spec.input_optional = all(p.default is not p.empty for p in params)
     positional = [p for p in params if p.kind == p.POSITIONAL_ONLY]
@@ -197,7 +198,7 @@ def _fields(spec: ActionSpec, params: list[inspect.Parameter], hints: dict[str, 
     def bind(checked: Any) -> tuple[tuple, dict]:
         values = [getattr(checked, f"p{i}") for i in range(len(params))]
         args = tuple(values[:len(positional)])
-        return args, {p.name: v for p, v in zip(params[len(positional):], values[len(positional):])}
+        return args, {p.name: v for p, v in zip(params[len(positional):], values[len(positional):], strict=True)}
 
     spec._validate, spec._bind, spec._keywords = validate, bind, tuple(p.name for p in params)
 

@@ -32,16 +32,16 @@ def _clip(value: Any, items: int | None, chars: int | None, depth: int = 0) -> A
     if depth > 64:
         return f"{CUT}: nested deeper]"
     if isinstance(value, list):
-        kept = [_clip(v, items, chars, depth + 1) for v in (value if items is None else value[:items])]
+        elements = [_clip(v, items, chars, depth + 1) for v in (value if items is None else value[:items])]
         if items is not None and len(value) > items:
-            kept.append(f"{CUT}: {len(value) - items} more items]")
-        return kept
+            elements.append(f"{CUT}: {len(value) - items} more items]")
+        return elements
     if isinstance(value, dict):
         keys = list(value) if items is None else list(value)[:items]
-        kept = {k: _clip(value[k], items, chars, depth + 1) for k in keys}
+        fields = {k: _clip(value[k], items, chars, depth + 1) for k in keys}
         if len(keys) < len(value):
-            kept[CUT + "]"] = f"{len(value) - len(keys)} more keys"
-        return kept
+            fields[CUT + "]"] = f"{len(value) - len(keys)} more keys"
+        return fields
     return value
 
 

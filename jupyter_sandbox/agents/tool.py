@@ -19,11 +19,21 @@ from __future__ import annotations
 import importlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
-from ..errors import (ActionError, CallLogMismatchError, LimitExceeded, LintError, RunParked, RunStateError,
-                      SandboxError, SandboxInterrupt, ScriptError)
+from ..errors import (
+    ActionError,
+    CallLogMismatchError,
+    LimitExceeded,
+    LintError,
+    RunParked,
+    RunStateError,
+    SandboxError,
+    SandboxInterrupt,
+    ScriptError,
+)
 from ..results import RunResult
 from .content import excerpt, render
 from .typescript import declarations
@@ -61,7 +71,7 @@ class ToolResult:
     console: list[dict[str, str]] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
     error: dict[str, Any] | None = None
-    tool: "SandboxTool | None" = field(default=None, repr=False)
+    tool: SandboxTool | None = field(default=None, repr=False)
     outcome: Any = field(default=None, repr=False)  # the RunResult or exception it came from, if any
 
     def __str__(self) -> str:
@@ -82,7 +92,8 @@ class SandboxTool:
     def __init__(self, sandbox: Any, name: str = "sandbox", *, actions: Iterable[str] | None = None,
                  budget: int = BUDGET, strict: bool = False, limits: Any = None, description: str | None = None):
         if not isinstance(name, str) or not NAME.match(name):
-            raise ValueError(f"a tool name is 1 to 64 letters, digits, '_' or '-' (what model APIs accept), got {name!r}")
+            raise ValueError("a tool name is 1 to 64 letters, digits, '_' or '-' (what model APIs accept), "
+                             f"got {name!r}")
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 500:
             raise ValueError(f"budget is a number of bytes, at least 500, got {budget!r}")
         self.sandbox, self.name, self.budget = sandbox, name, budget

@@ -17,10 +17,12 @@ A recursive ``$ref`` becomes a named type alias; anything nested deeper than
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from collections.abc import Iterable
 from importlib import resources
-from typing import Any, Iterable
+from typing import Any
 
 __all__ = ["PREAMBLE", "Renderer", "declarations", "literal", "property_key"]
 
@@ -167,7 +169,7 @@ class Renderer:
                 "null": "null"}.get(kind, "unknown") if isinstance(kind, str) else "unknown"
 
     def _object(self, s: dict[str, Any], depth: int, indent: str) -> str:
-        properties = s.get("properties") if isinstance(s.get("properties"), dict) else {}
+        properties: dict[str, Any] = s["properties"] if isinstance(s.get("properties"), dict) else {}
         inner = indent + INDENT
         self.members.append(len(self.expanding))
         try:
@@ -187,7 +189,7 @@ class Renderer:
             doc = sub.get("description") if isinstance(sub, dict) else None
             members.append((_doc(doc, inner), f"{property_key(str(name))}{'' if name in required else '?'}: {text}"))
         extra = s.get("additionalProperties")
-        patterns = s.get("patternProperties") if isinstance(s.get("patternProperties"), dict) else {}
+        patterns: dict[str, Any] = s["patternProperties"] if isinstance(s.get("patternProperties"), dict) else {}
         index: list[str] = [self.type(p, depth + 1, inner) for p in patterns.values()]
         if isinstance(extra, dict) or extra is True:
             index.append(self.type(extra, depth + 1, inner))
@@ -317,10 +319,7 @@ def _merge_aliases(aliases: dict[str, str], text: str) -> str:
             return text
         names = sorted(renamed, key=len, reverse=True)
         pattern = re.compile(r"(?<![A-Za-z0-9_$])(" + "|".join(map(re.escape, names)) + r")(?![A-Za-z0-9_$])")
-
-        def rename(t: str) -> str:
-            return pattern.sub(lambda m: renamed[m.group(1)], t)
-
+        rename = functools.partial(pattern.sub, lambda m, renamed=renamed: renamed[m.group(1)])
         for name in renamed:
             del aliases[name]
         for name in aliases:
