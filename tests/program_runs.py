@@ -68,14 +68,17 @@ class Rejected(Exception):
     """The reference run's stand-in for a rejected approval (``normalize`` equates the two messages)."""
 
 
-def build(role: str, answers: dict[int, Any], store: Any = ":memory:") -> Sandbox:
+def build(role: str, answers: dict[int, Any], store: Any = ":memory:", *, mutate: bool = False) -> Sandbox:
     """A Sandbox with the programs' actions. ``role="reference"`` answers approvals itself
     (no interrupt); ``"interrupted"`` registers the gate with ``approval=True``.
-    ``sb.bodies`` counts action bodies run per (name, input)."""
+    ``sb.bodies`` counts action bodies run per (name, input). ``mutate``: the work actions
+    change their input in place, and every result they returned before (issue 11 class 3)."""
     sb = Sandbox(store, clock=ManualClock(start=T0))
     latency = Latency()
     bodies: collections.Counter = collections.Counter()
     sb.bodies = bodies  # type: ignore[attr-defined]
+
+    returned: list = []
 
     def worker(name: str):
         async def work(inp):
@@ -83,7 +86,13 @@ def build(role: str, answers: dict[int, Any], store: Any = ":memory:") -> Sandbo
             bodies[(name, canonical(inp))] += 1
             if inp["fail"]:
                 raise ValueError(f"{name} {inp['id']} failed")
-            return {"id": inp["id"], "by": name, "val": inp["val"]}
+            result = {"id": inp["id"], "by": name, "val": inp["val"]}
+            if mutate:
+                inp["val"] = "changed by the action"
+                for earlier in returned:
+                    earlier["val"] = "changed later"
+                returned.append(result)
+            return result
         sb.action(work, name=name)
 
     worker("work")

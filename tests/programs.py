@@ -138,14 +138,14 @@ class Dates:
 
 @dataclass
 class Sleep:
-    """``await ctx.sleep(ms)`` (short: the manual clock waits in place). Its value is not recorded:
-    issue 11 class 1 (null live, undefined on replay) has its own property."""
+    """``b.push(T(await ctx.sleep(ms)))`` (short: the manual clock waits in place)."""
 
     id: int
     ms: int
+    record: bool = True  # keep what the sleep resolved to (issue 11 class 1: null live, undefined on replay)
 
     def render(self, names: Names, b: str, v: str) -> list[str]:
-        return [f"await ctx.sleep({self.ms});"]
+        return [f"{b}.push(T(await ctx.sleep({self.ms})));" if self.record else f"await ctx.sleep({self.ms});"]
 
 
 @dataclass
@@ -261,12 +261,13 @@ class Program:
     body: list
     answers: dict[int, Any] = field(default_factory=dict)   # gate id -> the answer
     answer_all: bool = False  # answer every pending interrupt at once, or only the first each time
+    prefix: str = ""          # source run before the program (e.g. a script polluting Object.prototype)
 
     @property
     def source(self) -> str:
         names = Names()
         lines = [line for s in self.body for line in s.render(names, "b0", "v0")]
-        return PRELUDE.strip() + "\n" + "\n".join(lines) + "\nreturn b0;\n"
+        return PRELUDE.strip() + "\n" + self.prefix + "\n".join(lines) + "\nreturn b0;\n"
 
     def walk(self, body: list | None = None):
         for s in self.body if body is None else body:
@@ -302,9 +303,10 @@ small_values = st.recursive(
 
 @st.composite
 def programs(draw, *, max_statements: int = 7, gates: bool = True, long_races: bool = False,
-             uncaught: bool = True) -> Program:
+             uncaught: bool = True, sleep_values: bool = True) -> Program:
     """A random valid program. ``gates``: approvals at random points; ``long_races``: a race
-    may leave a timer open (issue 11 class 6); ``uncaught``: an action failure may end the run."""
+    may leave a timer open (issue 11 class 6); ``uncaught``: an action failure may end the run;
+    ``sleep_values``: the script keeps what ``ctx.sleep`` resolved to (issue 11 class 1)."""
     ids = itertools.count(1)
     answers: dict[int, Any] = {}
 
@@ -346,7 +348,7 @@ def programs(draw, *, max_statements: int = 7, gates: bool = True, long_races: b
             elif kind == "dates":
                 out.append(Dates(next(ids)))
             elif kind == "sleep":
-                out.append(Sleep(next(ids), draw(st.sampled_from([0, 1, 5, 20]))))
+                out.append(Sleep(next(ids), draw(st.sampled_from([0, 1, 5, 20])), sleep_values))
             elif kind == "wait":
                 if draw(st.booleans()):
                     out.append(Wait(next(ids), payload=draw(small_values)))
