@@ -185,6 +185,7 @@ OPT_STR = _types(str, type(None), what="a string or null")
 BOOL = _types(bool, what="true or false")
 SLOT = _count(0, MAX_SLOT)
 OPT_INT = _optional(_count(-MAX_COUNT, MAX_COUNT))
+OPT_ID = _optional(_count(0, MAX_COUNT))  # a step's id, a signal's: counters, never negative
 ANY = _json
 OPT_NUM = _optional(_number)
 
@@ -203,7 +204,7 @@ def _interrupt_item(value: Any) -> str | None:
 # One schema per kind (docs/journal.md): field -> (required, rule). Fields a schema does not name are kept
 # unchecked, so a row written by a newer minor version still reads; an unknown kind does not.
 Schema = dict[str, tuple[bool, Rule]]
-_NOTE: Schema = {"step": (False, OPT_INT)}
+_NOTE: Schema = {"step": (False, OPT_ID)}
 SCHEMAS: dict[str, Schema] = {
     "attempt": {"n": (True, _count(1, MAX_COUNT)), "source_hash": (True, OPT_STR),
                 "resumed_from": (True, _list_of(STR))},
@@ -215,7 +216,7 @@ SCHEMAS: dict[str, Schema] = {
     "timer": {"key": (True, STR), "ms": (True, _number), "due": (True, _number)},
     "fired": {},
     "wait": {"key": (True, STR), "match": (True, ANY), "timeout": (True, OPT_NUM), "due": (True, OPT_NUM)},
-    "event": {"event": (True, ANY), "signal": (True, OPT_INT)},
+    "event": {"event": (True, ANY), "signal": (True, OPT_ID)},
     "interrupt": {"name": (True, STR), "input": (True, ANY), "data": (True, ANY), "state": (True, ANY),
                   "id": (True, STR), "approval": (False, BOOL), "child": (False, STR),
                   "interrupts": (False, _list_of(_interrupt_item))},
@@ -224,7 +225,7 @@ SCHEMAS: dict[str, Schema] = {
     "console": {**_NOTE, "level": (True, STR), "message": (True, STR)},
     "log": {**_NOTE, "level": (True, STR), "message": (True, STR), "data": (False, ANY)},
     "step": {**_NOTE, "id": (True, _count(0, MAX_COUNT)), "label": (True, STR),
-             "phase": (True, _one_of("start", "end")), "parent": (True, OPT_INT),
+             "phase": (True, _one_of("start", "end")), "parent": (True, OPT_ID),
              "outcome": (False, _one_of("ok", "error")), "error": (False, OPT_STR)},
     "plan": {**_NOTE, "plan": (True, _list_of(ANY))},
     "error": {"error": (True, _error_record)},
