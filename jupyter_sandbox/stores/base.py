@@ -96,8 +96,12 @@ class Store(Protocol):
     def list_runs(self, *, status: str | None = None, top_level: bool = False, limit: int = 200) -> list[RunRow]:
         """Runs, newest first."""
 
-    def due_runs(self, now_ms: float) -> list[str]:
-        """Parked runs whose wake time is at or before ``now_ms``, then running runs whose lease expired."""
+    def due_runs(self, now_ms: float, limit: int = 100) -> list[str]:
+        """Parked runs whose wake time is at or before ``now_ms``, then running runs whose lease expired.
+
+        At most ``limit``, each reserved for this process for one lease (owner and ``lease_until`` on
+        the row), so other workers' ``due_runs`` pass them by: N workers share the due runs.
+        """
 
     def children(self, run_id: str) -> list[str]:
         """The ids of a run's child runs, oldest first."""

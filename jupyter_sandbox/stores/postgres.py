@@ -170,13 +170,20 @@ class PostgresStore:
         sql = _SELECT_RUN + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created DESC LIMIT %s"
         return [_row_to_run(r) for r in self._read(sql, (*args, limit))]
 
-    def due_runs(self, now_ms: float) -> list[str]:
-        """Parked runs due at ``now_ms``, then running ones whose lease expired (a worker takes them over)."""
-        rows = self._read("SELECT id FROM runs WHERE status = 'parked' AND parent IS NULL AND wake_at IS NOT NULL "
-                          "AND wake_at <= %s ORDER BY wake_at", (now_ms,))
-        stalled = self._read(f"SELECT id FROM runs WHERE status = 'running' AND parent IS NULL "
-                             f"AND lease_until <= {_NOW} ORDER BY lease_until")
-        return [r[0] for r in rows + stalled]
+    def due_runs(self, now_ms: float, limit: int = 100) -> list[str]:
+        """Parked runs due at ``now_ms``, then running ones whose lease expired, reserved for this process.
+
+        ``FOR UPDATE SKIP LOCKED`` and the reservation (owner and lease on the row) let N workers
+        share the due runs without a leader: each gets different ones (the claim still decides).
+        """
+        due = ("parent IS NULL AND ((status = 'parked' AND wake_at IS NOT NULL AND wake_at <= %(now_ms)s AND "
+               f"(lease_until IS NULL OR lease_until <= {_NOW} OR owner = %(owner)s)) OR (status = 'running' AND "
+               f"lease_until <= {_NOW}))")
+        rows = self._read(f"UPDATE runs SET owner = %(owner)s, lease_until = {_NOW} + %(lease)s WHERE id IN "
+                          f"(SELECT id FROM runs WHERE {due} ORDER BY wake_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED) "
+                          "RETURNING id, status, wake_at, lease_until",
+                          {"owner": OWNER, "lease": self.lease_seconds, "now_ms": now_ms, "limit": limit})
+        return [r[0] for r in sorted(rows, key=lambda r: (r[1] != "parked", r[2] or 0.0, r[3] or 0.0))]
 
     def change_counter(self) -> int:
         """The server's WAL insert position: it grows with every change (others' too, which is harmless)."""

@@ -88,6 +88,17 @@ _FENCE = ("(EXISTS (SELECT 1 FROM runs WHERE id = ? AND attempt = ? AND status =
 _MIGRATIONS = {1: ["ALTER TABLE runs ADD COLUMN lease_until REAL"]}  # from version -> statements to the next
 
 
+# Due: a parked top-level run whose wake time came, not reserved by another worker; or a running one
+# whose lease expired. Placeholders: the engine's now (ms), then the store's now (s), this owner, now.
+_DUE = ("parent IS NULL AND ((status = 'parked' AND wake_at IS NOT NULL AND wake_at <= ? AND (lease_until IS NULL "
+        "OR lease_until <= ? OR owner = ?)) OR (status = 'running' AND lease_until <= ?))")
+
+
+def _due_order(rows: list[tuple[Any, ...]]) -> list[str]:
+    """Parked runs by wake time, then stalled ones (RETURNING has no order of its own)."""
+    return [r[0] for r in sorted(rows, key=lambda r: (r[1] != "parked", r[2] or 0.0, r[3] or 0.0))]
+
+
 def _row_to_run(row: tuple) -> RunRow:
     return run_from_values(dict(zip(_COLUMNS, row)), time.time())
 
@@ -209,13 +220,18 @@ class SQLiteStore:
         sql += " ORDER BY created DESC LIMIT ?"
         return [_row_to_run(r) for r in self._read(sql, (*args, limit))]
 
-    def due_runs(self, now_ms: float) -> list[str]:
-        """Parked runs due at ``now_ms``, then running ones whose lease expired (a worker takes them over)."""
-        rows = self._read("SELECT id FROM runs WHERE status = 'parked' AND parent IS NULL AND wake_at IS NOT NULL "
-                          "AND wake_at <= ? ORDER BY wake_at", (now_ms,))
-        stalled = self._read("SELECT id FROM runs WHERE status = 'running' AND parent IS NULL AND lease_until <= ? "
-                             "ORDER BY lease_until", (time.time(),))
-        return [r[0] for r in rows + stalled]
+    def due_runs(self, now_ms: float, limit: int = 100) -> list[str]:
+        """Parked runs due at ``now_ms``, then running ones whose lease expired, reserved for this process.
+
+        The reservation (owner and lease on the row) makes other workers pass these runs by for one
+        lease, so N schedulers share the due runs instead of all racing for each (the claim still decides).
+        """
+        now = time.time()
+        with self._tx() as db:
+            rows = db.execute(f"UPDATE runs SET owner = ?, lease_until = ? WHERE id IN (SELECT id FROM runs WHERE "
+                              f"{_DUE} ORDER BY wake_at LIMIT ?) RETURNING id, status, wake_at, lease_until",
+                              (OWNER, now + self.lease_seconds, now_ms, now, OWNER, now, limit)).fetchall()
+        return _due_order(rows)
 
     def change_counter(self) -> int:
         """Other connections' commits (``data_version``) plus the rows this one changed: grows with any change."""
