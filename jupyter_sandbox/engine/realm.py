@@ -235,14 +235,14 @@ class Realm:
             raise self._limit_from(exc) from None
 
     def _limit_from(self, exc: Exception) -> Exception:
-        reached = self._reached()
-        if reached is not None:  # the fuel or memory ran out after a limit the script caught and ignored
-            return self._limit_reached(reached)
         text = str(exc)
+        if "out of memory" in text:  # a realm out of memory is asked nothing more
+            return self._memory_exceeded()
+        reached = self._reached()
+        if reached is not None:  # the fuel ran out after a limit the script caught and ignored
+            return self._limit_reached(reached)
         if "interrupted" in text:
             return self._fuel_exhausted(self._line_in(text))
-        if "out of memory" in text:
-            return self._memory_exceeded()
         if "stack" in text.lower() and "exceeded" in text.lower():
             return self._stack_exceeded(self._line_in(text))
         return ScriptError("InternalError", text.splitlines()[0] if text else "the realm failed", source=self.source)
