@@ -369,3 +369,20 @@ def test_a_call_runs_exactly_when_pydantic_accepts_its_input(value):
     else:
         assert output == "ok" and received == [expected]
     json.dumps(output)
+
+
+def test_the_notebooks_decorator_takes_explicit_schemas_too():
+    import jupyter_sandbox
+    from jupyter_sandbox.notebook import defaults
+
+    defaults.set_default_store(":memory:")
+    try:
+        @jupyter_sandbox.action(name="scored", input_schema={"type": "integer", "maximum": 10})
+        def scored(n):
+            return n
+
+        with pytest.raises(ActionError) as info:
+            jupyter_sandbox.default_sandbox().eval("await actions.scored(11)")
+        assert info.value.issues == [{"path": "$", "message": "11 is greater than the maximum of 10"}]
+    finally:
+        defaults._reset()

@@ -98,14 +98,17 @@ def _register(kind: str, fn: Callable[..., Any], options: dict[str, Any]) -> Cal
 
 
 def action(fn: Callable[..., Any] | None = None, *, name: str | None = None, approval: bool = False,
-           timeout: float | None = None) -> Any:
+           timeout: float | None = None, input_schema: Any = None, output_schema: Any = None) -> Any:
     """Register an action on the notebook's sandboxes (a decorator, bare or with options).
 
     ``approval=True`` pauses every call for an Approve / Reject panel;
-    ``timeout`` (seconds) turns a hung call into an ``ActionError``.
+    ``timeout`` (seconds) turns a hung call into an ``ActionError``;
+    ``input_schema``/``output_schema`` give explicit schemas (type hints give them otherwise).
     See :meth:`Sandbox.action`.
     """
     options = {"name": name, "approval": approval, "timeout": timeout}
+    if input_schema is not None or output_schema is not None:
+        options.update(input_schema=input_schema, output_schema=output_schema)
     return _register("action", fn, options) if fn is not None else lambda f: _register("action", f, options)
 
 
