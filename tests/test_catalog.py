@@ -386,3 +386,11 @@ def test_the_notebooks_decorator_takes_explicit_schemas_too():
         assert info.value.issues == [{"path": "$", "message": "11 is greater than the maximum of 10"}]
     finally:
         defaults._reset()
+
+
+def test_an_issue_quoting_a_huge_value_is_cut(sb):
+    sb.action(lambda n: n, name="count", input_schema={"type": "integer"})
+    with pytest.raises(ActionError) as info:
+        sb.eval("await actions.count('x'.repeat(100000))")
+    [issue] = info.value.issues
+    assert issue["message"].endswith("…") and len(issue["message"]) <= 301

@@ -41,6 +41,7 @@ from ..errors import InvalidValue
 __all__ = ["ActionSpec", "MAX_ISSUES", "check_input", "issue_path", "spec_for", "spec_of"]
 
 MAX_ISSUES = 20  # a hostile input can fail thousands of ways; the journal keeps the first ones
+MAX_MESSAGE = 300
 _NOTHING = object()
 
 
@@ -283,6 +284,9 @@ def _short(value: Any, width: int = 40) -> str | None:
 
 
 def _capped(issues: list[dict[str, str]]) -> list[dict[str, str]]:
-    if len(issues) <= MAX_ISSUES:
-        return issues
-    return [*issues[:MAX_ISSUES], {"path": "$", "message": f"and {len(issues) - MAX_ISSUES} more issues"}]
+    """At most MAX_ISSUES issues of at most MAX_MESSAGE characters each (jsonschema quotes the whole value)."""
+    kept = [{"path": i["path"][:MAX_MESSAGE], "message": i["message"] if len(i["message"]) <= MAX_MESSAGE
+             else i["message"][:MAX_MESSAGE] + "…"} for i in issues[:MAX_ISSUES]]
+    if len(issues) > MAX_ISSUES:
+        kept.append({"path": "$", "message": f"and {len(issues) - MAX_ISSUES} more issues"})
+    return kept
