@@ -98,8 +98,10 @@ def test_a_flood_of_console_lines_is_the_console_limit(sandbox):
     assert "console lines" in str(info.value)
 
 
-def test_a_flood_of_console_bytes_is_the_console_limit(sandbox):
-    assert limit_of(sandbox, "for (;;) console.log('\u00e9'.repeat(1 << 19))") == "console"
+@pytest.mark.parametrize("line", ["'x'.repeat(10000)", "'\u00e9'.repeat(1 << 19)", "{i, s: 'y'.repeat(3000)}"])
+def test_a_flood_of_console_bytes_is_the_console_limit(sandbox, line):
+    # Before: 10,000-character lines ran the realm out of memory as "InternalError: null".
+    assert limit_of(sandbox, f"for (let i = 0; ; i++) console.log({line})") == "console"
 
 
 @pytest.mark.parametrize("lines, written, fails", [(3, 3, False), (3, 4, True), (1, 2, True)])
