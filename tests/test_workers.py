@@ -48,9 +48,10 @@ def parked_runs(store: str, count: int) -> list[str]:
     return [info.value.run_id] + [c["run"]["id"] for c in clones]
 
 
-def worker(store: str, tmp_path: Path, effects: Path, *extra: str) -> subprocess.Popen:
+def worker(store: str, tmp_path: Path, effects: Path, *extra: str, lease: str = "300") -> subprocess.Popen:
+    """A ``jupyter-sandbox worker --once``; a long lease by default, which a loaded machine never outlasts."""
     env = {**os.environ, "EFFECTS": str(effects), "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}",
-           "JUPYTER_SANDBOX_LEASE_SECONDS": "300"}  # a loaded machine never outlasts a reservation
+           "JUPYTER_SANDBOX_LEASE_SECONDS": lease}
     return subprocess.Popen([sys.executable, "-m", "jupyter_sandbox.cli", "worker", "--store", store,
                              "--actions", "team_actions:ACTIONS", "--once", *extra], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -98,3 +99,56 @@ def test_the_worker_is_a_console_script():
 
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["jupyter-sandbox"] == "jupyter_sandbox.cli:main"
+
+
+STEPS = '''
+import os, time
+
+def step(i):
+    fd = os.open(os.environ["EFFECTS"], os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    os.write(fd, f"{i}\\n".encode())
+    os.close(fd)
+    time.sleep(0.01)
+    return i
+
+ACTIONS = {"step": step}
+'''
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_run_loses_its_lease_and_another_finishes_the_run(store_url, tmp_path):
+    import signal
+
+    (tmp_path / "team_actions.py").write_text(STEPS)
+    effects = tmp_path / "effects.txt"
+    effects.touch()
+    two_hours_ago = (time.time() - 2 * 3600) * 1000
+    sb = Sandbox(store_url, clock=ManualClock(start=two_hours_ago))
+    with pytest.raises(RunParked) as info:
+        sb.eval("await ctx.hours(1); for (let i = 0; i < 200; i++) await actions.step(i); return 'done'")
+    sb.close()
+    first = worker(store_url, tmp_path, effects, lease="1")
+    deadline = time.time() + 120
+    while len(effects.read_text().split()) < 50:
+        assert time.time() < deadline and first.poll() is None, first.stderr and first.stderr.read()
+        time.sleep(0.01)
+    first.send_signal(signal.SIGKILL)  # mid-run: its lease is left to expire
+    first.wait()
+    survivor = Sandbox(store_url)
+
+    @survivor.action
+    def step(i):
+        with open(effects, "a") as f:
+            f.write(f"{i}\n")
+        return i
+
+    journaled = {e["value"] for e in survivor.run(info.value.run_id).entries if e["kind"] == "result"}
+    while survivor.store.get_run(info.value.run_id).status != "completed":
+        assert time.time() < deadline, "no worker took the run over"
+        survivor.run_due()  # due once the killed worker's lease (1 s) has expired
+        time.sleep(0.05)
+    counts = collections.Counter(int(x) for x in effects.read_text().split())
+    assert set(counts) == set(range(200)), "every step ran"
+    repeated = [i for i, n in counts.items() if n > 1]
+    assert len(repeated) <= 1 and not set(repeated) & journaled, "a journaled step ran again"
+    assert survivor.run(info.value.run_id).output == "done"
