@@ -284,3 +284,18 @@ def test_a_result_read_back_from_the_store_displays_its_pending_panels(tool, cap
     paused = tool.run({"script": "return await actions.send_email({to: 'bo', body: 'hi'})"})
     tool.result(paused.run_id)._ipython_display_()
     assert panels()[-1].interrupt.id == paused.pending[0]["id"]
+
+
+def test_a_runaway_script_fails_naming_the_limit_and_its_line(sb):
+    from jupyter_sandbox import Limits
+
+    tool = sb.tool(limits=Limits(fuel_seconds=0.2))
+    result = tool.run({"script": "let i = 0;\nwhile (true) { i++; }"})
+    assert result.status == "failed"
+    assert result.content.splitlines()[1].startswith("error: LimitExceeded (fuel-exhausted): ")
+
+
+def test_a_huge_error_message_is_cut_to_the_budget(sb):
+    tool = sb.tool(budget=1000)
+    result = tool.run({"script": "throw new Error('x'.repeat(1000000))"})
+    assert len(result.content.encode()) <= 1000 and f"{CUT}: " in result.content
