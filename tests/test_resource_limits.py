@@ -38,7 +38,7 @@ SITES = {
 
 @pytest.fixture(scope="module")
 def sandbox():
-    sb = Sandbox()
+    sb = Sandbox(limits=Limits(memory_bytes=16 * 1024 * 1024))  # memory bombs reach a small realm's limit sooner
     sb.action(lambda x: x, name="echo")
     yield sb
     sb.close()
