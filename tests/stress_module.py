@@ -10,5 +10,6 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import stress  # noqa: E402
+from bench.stress import properties  # noqa: E402
 
-__all__ = ["stress"]
+__all__ = ["properties", "stress"]

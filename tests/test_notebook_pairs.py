@@ -26,7 +26,7 @@ def _cells(nb: nbformat.NotebookNode) -> list[tuple[str, str, list[str]]]:
 
 
 def _first_difference(text: list, ipynb: list) -> str:
-    for index, (a, b) in enumerate(zip(text, ipynb)):
+    for index, (a, b) in enumerate(zip(text, ipynb, strict=False)):
         if a != b:
             diff = difflib.unified_diff(b[1].splitlines(), a[1].splitlines(), ".ipynb", ".py", lineterm="")
             return f"cell {index} ({a[0]}, tags {a[2]} in .py, {b[0]}, tags {b[2]} in .ipynb):\n" + "\n".join(diff)

@@ -14,9 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
-from stress_module import stress  # noqa: F401  (puts the checkout on sys.path)
-from bench.stress import properties
+from stress_module import properties
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -8,8 +8,17 @@ The test suite reuses the generators and fixtures re-exported here (``tests/stre
 """
 
 from bench.stress import common  # noqa: F401  (first: puts this checkout first on sys.path)
-from bench.stress.cases import (CALL_LOG_TEMPLATE, DEEP_RECURSION, HELPERS, INFINITE_LOOPS, MEMORY_BOMBS,
-                                NEVER_SETTLE, WEIGHTS, make_case, py_value)
+from bench.stress.cases import (
+    CALL_LOG_TEMPLATE,
+    DEEP_RECURSION,
+    HELPERS,
+    INFINITE_LOOPS,
+    MEMORY_BOMBS,
+    NEVER_SETTLE,
+    WEIGHTS,
+    make_case,
+    py_value,
+)
 from bench.stress.concurrency import CONC_SOURCE, PROC_CHILD, journal_complete, register_conc_actions
 from bench.stress.faults import kill_trial
 from bench.stress.fuzz import run_fuzz

@@ -58,9 +58,9 @@ if __package__ in (None, ""):  # ``python bench/stress``: import the package fro
     _here, _root = Path(__file__).resolve().parent, str(Path(__file__).resolve().parents[2])
     sys.path[:] = [_root] + [p for p in sys.path if Path(p or ".").resolve() != _here]
 
-from bench.stress import concurrency, escapes, faults, fuzz, properties  # noqa: E402
-from bench.stress.common import ROOT  # noqa: E402
-from bench.stress.worker import worker_main  # noqa: E402
+from bench.stress import concurrency, escapes, faults, fuzz, properties
+from bench.stress.common import ROOT
+from bench.stress.worker import worker_main
 
 # name -> module, in the order the sections run (escapes first: quick, and it imports the test probes)
 SECTIONS = {"escapes": escapes, "fuzz": fuzz, "faults": faults, "concurrency": concurrency, "properties": properties}

@@ -13,6 +13,6 @@ if str(ROOT) not in sys.path[:1]:
 def first_line(exc: BaseException) -> str:
     try:
         text = str(exc)
-    except Exception:  # noqa: BLE001
+    except Exception:
         text = "<str() failed>"
     return text.splitlines()[0] if text else ""

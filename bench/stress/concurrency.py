@@ -155,7 +155,7 @@ def run_concurrency(threads_runs: int, proc_count: int, runs_per_proc: int, appr
                     ids.append(it.run_id)
             outcomes: collections.Counter = collections.Counter()
             if how == "threads":
-                def approve(rid: str) -> str:
+                def approve(rid: str, sb: Sandbox = sb) -> str:  # this iteration's Sandbox
                     try:
                         sb.resume(rid, True)
                         return "ok"
@@ -216,7 +216,7 @@ def run_concurrency(threads_runs: int, proc_count: int, runs_per_proc: int, appr
         sb = Sandbox(store)
         register_conc_actions(sb, effects)
         ids = []
-        for k in range(approvals // 2):
+        for _ in range(approvals // 2):
             try:
                 sb.eval("const e = await ctx.waitForEvent({go: ctx.runId}); await actions.after(ctx.runId); "
                         "return e")

@@ -10,7 +10,7 @@ from bench.stress.common import ROOT, first_line
 
 def run_escapes(log: Any) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT / "tests"))
-    import test_escapes  # noqa: E402
+    import test_escapes
 
     found = []
     for probe in test_escapes.PROBES:
@@ -18,7 +18,7 @@ def run_escapes(log: Any) -> dict[str, Any]:
             probe.check(test_escapes.run_probe(probe.script, body=probe.body))
         except AssertionError as exc:
             found.append((probe.name, first_line(exc)[:160]))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             found.append((probe.name, f"{type(exc).__name__}: {first_line(exc)[:140]}"))
     log("  escapes done")
     return {"probes": len(test_escapes.PROBES), "found": found}

@@ -80,7 +80,7 @@ def store_health(path: Path) -> tuple[bool, str]:
             sb.run(run.id)
         sb.close()
         return True, ""
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return False, f"{type(exc).__name__}: {exc}"
 
 
@@ -225,7 +225,7 @@ def run_disk_faults(log: Any) -> dict[str, Any]:
             error: BaseException | None = None
             try:
                 sb.eval(source)
-            except BaseException as e:  # noqa: BLE001
+            except BaseException as e:
                 error = e
             out["disk-full error"] = f"{type(error).__module__}.{type(error).__name__}" if error else "none"
             out["disk-full error is StoreError"] = type(error).__name__ == "StoreError"
@@ -236,7 +236,7 @@ def run_disk_faults(log: Any) -> dict[str, Any]:
             try:
                 result = sb.resume(runs[0].id)
                 out["disk-full resume after freeing space"] = result.output
-            except BaseException as e:  # noqa: BLE001
+            except BaseException as e:
                 out["disk-full resume after freeing space"] = f"{type(e).__name__}: {first_line(e)[:120]}"
             counts = collections.Counter(effects.read_text().split())
             out["disk-full journaled actions executed twice"] = sum(
@@ -250,7 +250,7 @@ def run_disk_faults(log: Any) -> dict[str, Any]:
                 ro.action(lambda x: x, name="effect")
                 ro.eval("return await actions.effect(1)")
                 out["read-only"] = "no error (!)"
-            except BaseException as e:  # noqa: BLE001
+            except BaseException as e:
                 out["read-only"] = f"{type(e).__module__}.{type(e).__name__}: {first_line(e)[:100]}"
             out["read-only error is StoreError"] = out["read-only"].startswith("jupyter_sandbox.errors.StoreError")
             subprocess.run(["mount", "-o", "remount,rw", str(where)], capture_output=True)

@@ -147,7 +147,8 @@ def report(result: dict[str, Any], args: Any) -> tuple[list[str], list[str]]:
     lines.append("")
     trouble = (" (timed out)" if result["timed_out"] else
                f" (pytest exit {result['exit']})" if result["exit"] not in (0, 1, 5) else "")
-    head = [f"| property tests (Hypothesis, profile {profile}) / failed | {total['tests']} / {total['failed']}{trouble} |",
+    head = [f"| property tests (Hypothesis, profile {profile}) / failed | {total['tests']} / {total['failed']}"
+            f"{trouble} |",
             f"| property examples run | {total['examples']:,} |",
             f"| property suite wall time | {result['seconds']:.0f} s |"]
     return lines, head
