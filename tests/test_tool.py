@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import anthropic.types as anthropic_types
 import pytest
@@ -178,7 +179,7 @@ def test_another_process_on_the_same_store_resumes_the_paused_call(tmp_path):
     store = tmp_path / "runs.sqlite"
     setup = textwrap.dedent(f"""
         import sys
-        sys.path.insert(0, {str(__import__("pathlib").Path(__file__).parent)!r})
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_tool import register
         from jupyter_sandbox import Sandbox
         sb = Sandbox({str(store)!r})
@@ -299,3 +300,27 @@ def test_a_huge_error_message_is_cut_to_the_budget(sb):
     tool = sb.tool(budget=1000)
     result = tool.run({"script": "throw new Error('x'.repeat(1000000))"})
     assert len(result.content.encode()) <= 1000 and f"{CUT}: " in result.content
+
+
+def test_an_openai_tool_call_runs_from_its_json_arguments(tool):
+    from openai.types.chat import ChatCompletion
+
+    completion = ChatCompletion.model_validate({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": None, "tool_calls": [{
+                "id": "call_1", "type": "function", "function": {
+                    "name": "sandbox", "arguments": json.dumps({"script": "return await actions.lookup('cy')"})}}]}}],
+    })
+    call = completion.choices[0].message.tool_calls[0]
+    assert tool.run(call.function.arguments).output == ["CY"]
+
+
+@pytest.mark.slow
+def test_the_code_mode_benchmark_runs_and_prints_every_row(tmp_path):
+    out = tmp_path / "codemode.md"
+    run = subprocess.run([sys.executable, "bench/codemode.py", "--quick", "--out", str(out)], capture_output=True,
+                         text=True, timeout=300, cwd=Path(__file__).parent.parent, check=True)
+    for row in ("validate + bind + dump, small model", "live call, typed − untyped", "declarations, 100 actions"):
+        assert f"| {row} |" in run.stdout
+    assert out.read_text(encoding="utf-8") in run.stdout
