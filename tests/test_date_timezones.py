@@ -1,6 +1,6 @@
 """Every Date parse and format gives the same result in any host timezone.
 
-The realm's Date (js/date.js) treats local time as UTC and parses with its own
+The realm's Date (js/date.js, js/dateparse.js) treats local time as UTC and parses with its own
 port of quickjs-ng's parser. Here it runs in worker processes under several
 ``TZ`` values, where the engine's own Date follows the host, and generated
 strings and time values must give identical results in every one of them;
@@ -49,7 +49,7 @@ for line in sys.stdin:
 
 class Worker:
     def __init__(self, zone: str):
-        fragment = (JS_DIR / "date.js").read_text(encoding="utf-8")
+        fragment = "\n".join((JS_DIR / name).read_text(encoding="utf-8") for name in ("dateparse.js", "date.js"))
         self.zone = zone
         self.process = subprocess.Popen([sys.executable, "-c", WORKER, fragment], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True, env={**os.environ, "TZ": zone})

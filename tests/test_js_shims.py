@@ -1,4 +1,4 @@
-"""The realm's JavaScript shims: js/date.js (a deterministic, UTC-only Date) and
+"""The realm's JavaScript shims: js/date.js and js/dateparse.js (a deterministic, UTC-only Date) and
 js/textcodec.js (hand-rolled UTF-8 TextEncoder/TextDecoder).
 
 Each test evaluates the fragments the way the realm does, inside one function
@@ -18,7 +18,7 @@ import pytest
 import quickjs
 
 JS_DIR = Path(__file__).resolve().parent.parent / "jupyter_sandbox" / "engine" / "js"
-FRAGMENTS = (JS_DIR / "date.js").read_text() + "\n" + (JS_DIR / "textcodec.js").read_text()
+FRAGMENTS = "\n".join((JS_DIR / name).read_text() for name in ("dateparse.js", "date.js", "textcodec.js"))
 
 NOW = 1700000000123  # 2023-11-14T22:13:20.123Z, a Tuesday
 # Each call neutralises the one intrinsic Date.prototype in place (its constructor is the last
@@ -430,6 +430,6 @@ def test_large_input_decodes():
 
 
 def test_fragments_put_nothing_on_the_global_object():
-    names = ["makeRecordedDate", "makeStrictDate", "TextEncoder", "TextDecoder"]
-    assert js(f"{names}.map((n) => typeof globalThis[n])") == ["undefined"] * 4
-    assert js(f"{names}.map((n) => typeof eval(n))") == ["function"] * 4  # declared in the shared scope
+    names = ["makeDateParser", "makeRecordedDate", "makeStrictDate", "TextEncoder", "TextDecoder"]
+    assert js(f"{names}.map((n) => typeof globalThis[n])") == ["undefined"] * 5
+    assert js(f"{names}.map((n) => typeof eval(n))") == ["function"] * 5  # declared in the shared scope
