@@ -106,8 +106,8 @@ def test_refreshing_executes_the_notebook_and_saves_outputs_without_widget_state
     name = "01-quickstart"
     before = nbformat.read(tmp_path / f"{name}.ipynb", as_version=4)
     text = (tmp_path / f"{name}.py").read_text(encoding="utf-8")
-    (tmp_path / f"{name}.py").write_text(text.replace('Sandbox().eval("return 1 + 1")', 'Sandbox().eval("return 40 + 2")'),
-                                         encoding="utf-8")
+    edited = text.replace('Sandbox().eval("return 1 + 1")', 'Sandbox().eval("return 40 + 2")')
+    (tmp_path / f"{name}.py").write_text(edited, encoding="utf-8")
     refresh.refresh(name, run=True)
     after = nbformat.read(tmp_path / f"{name}.ipynb", as_version=4)
     printed = [o.get("text", "") for c in after.cells if c.cell_type == "code" for o in c.outputs]
