@@ -30,7 +30,7 @@ WORKER = r"""
 import json, sys, quickjs
 context = quickjs.Context()
 context.eval("var hostParse = Date.parse, hostHours = new Date(0).getHours();"
-             "var D = (function () {" + sys.argv[1] + "; return makeRecordedDate(Date, () => %d) })();")
+             "var D = (function () {" + sys.argv[1] + "; return makeRecordedDate(Date, () => NOW) })();")
 ask = context.eval('''(function (kind, text) {
   const values = JSON.parse(text);
   const formats = (d) => [d.getTime(), d.toString(), d.toDateString(), d.toTimeString(), d.toLocaleString(),
@@ -44,7 +44,7 @@ ask = context.eval('''(function (kind, text) {
 for line in sys.stdin:
     kind, values = json.loads(line)
     print(ask(kind, json.dumps(values)), flush=True)
-""" % NOW
+""".replace("NOW", str(NOW))
 
 
 class Worker:
@@ -81,7 +81,7 @@ def in_every_zone(workers, kind: str, values: list) -> dict:
 def assert_same_everywhere(answers: dict, values: list) -> None:
     reference = answers["UTC"]
     for zone, answer in answers.items():
-        for value, mine, utc in zip(values, answer, reference):
+        for value, mine, utc in zip(values, answer, reference, strict=True):
             assert mine == utc, f"{value!r} in {zone}: {mine} != {utc} (UTC)"
 
 
@@ -94,7 +94,8 @@ ZONE_NAMES = ["GMT", "UTC", "UT", "Z", "EST", "EDT", "CST", "CDT", "MST", "MDT",
 number = st.integers(0, 999_999).map(str) | st.integers(0, 99).map(lambda n: f"{n:02d}")
 time = st.builds(lambda h, m, s, ms: f"{h}:{m:02d}" + (f":{s:02d}" if s is not None else "")
                  + (f".{ms}" if ms is not None and s is not None else ""),
-                 st.integers(0, 25), st.integers(0, 61), st.none() | st.integers(0, 61), st.none() | st.integers(0, 99999))
+                 st.integers(0, 25), st.integers(0, 61), st.none() | st.integers(0, 61),
+                 st.none() | st.integers(0, 99999))
 offset = st.builds(lambda sign, h, m, colon: f"{sign}{h:02d}{':' if colon else ''}{m:02d}",
                    st.sampled_from("+-"), st.integers(0, 25), st.integers(0, 61), st.booleans())
 token = st.one_of(
@@ -136,7 +137,7 @@ def test_parsing_gives_the_same_result_in_every_host_timezone(workers, strings):
 
 @given(st.lists(date_string, min_size=1, max_size=25))
 def test_parsing_equals_the_engines_own_parser_in_utc(workers, strings):
-    for text, (mine, engine_in_utc, _) in zip(strings, workers["UTC"].ask("parse", strings)["out"]):
+    for text, (mine, engine_in_utc, _) in zip(strings, workers["UTC"].ask("parse", strings)["out"], strict=True):
         assert mine == engine_in_utc, f"Date.parse({text!r}) = {mine}, quickjs-ng in UTC says {engine_in_utc}"
 
 

@@ -86,7 +86,8 @@ def test_audit_finds_the_intrinsic_date_behind_a_wrapper_through_the_construct_p
     # The wrapper passes new.target on, as the engine's first Date did: with a
     # newTarget whose prototype is not an object, the instance gets the intrinsic
     # Date.prototype, and from there its constructor.
-    wrapper = ("const Orig = Date; globalThis.Date = function Date(...a) { return Reflect.construct(Orig, a, new.target) };"
+    wrapper = ("const Orig = Date;"
+               "globalThis.Date = function Date(...a) { return Reflect.construct(Orig, a, new.target) };"
                "Date.prototype = Object.create(Object.prototype);")
     found = audit_plain_context(wrapper)["forbidden"]
     assert "Reflect.construct(globalThis.Date, [], Fallback).[[Prototype]].getHours" in paths(found)
@@ -104,7 +105,8 @@ def test_audit_finds_a_host_function():
 
 # --- the review's route, end to end -------------------------------------------------------------
 
-ROUTE = "function NT() {}\nNT.prototype = 0;\nconst Found = Object.getPrototypeOf(Reflect.construct(Date, [0], NT)).constructor;\n"
+ROUTE = ("function NT() {}\nNT.prototype = 0;\n"
+         "const Found = Object.getPrototypeOf(Reflect.construct(Date, [0], NT)).constructor;\n")
 
 
 def test_the_construct_protocol_route_reads_the_journaled_clock():
@@ -118,7 +120,8 @@ def test_the_construct_protocol_route_reads_the_journaled_clock():
 
 def test_the_construct_protocol_route_is_refused_in_strict_mode():
     sb = Sandbox()
-    result = sb.eval(ROUTE + "const out = [];\nfor (const read of [() => Found.now(), () => new Found(), () => Found()]) {\n"
+    result = sb.eval(ROUTE + "const out = [];\n"
+                     "for (const read of [() => Found.now(), () => new Found(), () => Found()]) {\n"
                      "  try { read(); out.push('read the clock') } catch (e) { out.push(e.message) }\n}\nreturn out",
                      strict=True)
     assert result.output == ["Date is not available in strict mode; use await ctx.now()"] * 3

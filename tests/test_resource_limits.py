@@ -32,7 +32,8 @@ SITES = {
     "continueAsNew state": "await ctx.continueAsNew(V);",
     "console argument": "console.log(V);",
     "return value": "return V;",
-    "thrown error's message": "const e = new Error('x'); Object.defineProperty(e, 'message', Object.getOwnPropertyDescriptor(V, 'x')); throw e;",
+    "thrown error's message": "const e = new Error('x');"
+                              "Object.defineProperty(e, 'message', Object.getOwnPropertyDescriptor(V, 'x')); throw e;",
 }
 
 

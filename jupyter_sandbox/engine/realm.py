@@ -41,7 +41,8 @@ _FRAME = re.compile(r"<input>:(\d+):(\d+)")
 
 
 def _prelude_source() -> str:
-    parts = [(_JS / name).read_text(encoding="utf-8") for name in ("textcodec.js", "dateparse.js", "date.js", "prelude.js")]
+    names = ("textcodec.js", "dateparse.js", "date.js", "prelude.js")
+    parts = [(_JS / name).read_text(encoding="utf-8") for name in names]
     return "(function () {\n" + "\n".join(parts) + "\n})();\n"
 
 
