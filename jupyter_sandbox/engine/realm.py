@@ -196,7 +196,7 @@ class Realm:
 
     def _requests(self, text: str) -> list[dict[str, Any]]:
         """The script's queued requests; a limit the prelude saw reached fails the run, whatever the script caught."""
-        items = json.loads(text)
+        items: list[dict[str, Any]] = json.loads(text)
         for item in items:
             if item.get("t") == "limit":
                 raise self._limit_reached(item.get("limit"), item.get("line"))
