@@ -360,3 +360,50 @@ def test_the_change_counter_grows_with_every_change_from_any_connection(store_ur
     assert seen > before
     watcher.store.update_run(run_id, name="renamed")  # and this connection's own
     assert watcher.store.change_counter() > seen
+
+
+# -- PostgreSQL announces changes (LISTEN/NOTIFY); SQLite is polled -------------------------------------
+
+
+def test_a_committed_change_is_announced_to_listeners_of_that_schema_only(postgres_url, postgres_server):
+    from postgres_server import with_schema
+
+    other = with_schema(postgres_server, "announce_elsewhere")
+    query(postgres_server, "CREATE SCHEMA IF NOT EXISTS announce_elsewhere")
+    sb, elsewhere = Sandbox(postgres_url), Sandbox(other)
+    with sb.store.listen() as changes:
+        assert changes.wait(0.1) == set()
+        run_id = sb.eval("return 1").run_id  # another connection's commits
+        elsewhere.eval("return 2")  # another schema: not this store's change
+        assert changes.wait(30) == {run_id}
+
+
+def test_a_rolled_back_change_announces_nothing(postgres_url):
+    sb = Sandbox(postgres_url)
+    run_id = sb.eval("return 1").run_id
+    dump = sb.store.dump_run(run_id)
+    fresh = {**dump, "run": {**dump["run"], "id": "r-fresh"}}
+    with sb.store.listen() as changes:
+        with pytest.raises(StoreError, match="already exists"):
+            sb.store.load_runs([fresh, dump])  # the second is a duplicate: neither is written
+        sb.store.add_signal(run_id, {"after": "the rollback"})
+        assert changes.wait(30) == {run_id}  # the signal's announcement, and nothing of r-fresh
+
+
+def test_a_change_wakes_a_postgres_scheduler_before_its_interval(postgres_url):
+    import time
+
+    worker = Sandbox(postgres_url)
+    worker.action(lambda x: x + 1, name="inc")
+    worker.start_scheduler(interval=120)  # it polls once now, then would sleep two minutes
+    try:
+        two_hours_ago = ManualClock(start=(time.time() - 7200) * 1000)
+        with pytest.raises(RunParked) as info:  # parked on a timer already due: a change announced
+            Sandbox(postgres_url, clock=two_hours_ago).eval("await ctx.hours(1); return await actions.inc(1)")
+        deadline = time.time() + 60  # half the interval: only the announcement can wake it in time
+        while worker.store.get_run(info.value.run_id).status != "completed":
+            assert time.time() < deadline, "the scheduler slept through the change"
+            time.sleep(0.05)
+    finally:
+        worker.stop_scheduler()
+    assert worker.run(info.value.run_id).output == 2

@@ -5,7 +5,9 @@ write is one round trip, and every multi-statement write is one explicit
 transaction. Leases and fencing follow common.py; lease times are the
 server's clock (``clock_timestamp()``), so machines with skewed clocks agree.
 Schema migrations run under ``pg_advisory_xact_lock``, one per schema.
-psycopg errors become ``StoreError`` at this module's edge.
+Every change to a run or a signal sends ``NOTIFY jupyter_sandbox`` from a
+trigger, so in the same transaction (a rolled-back change announces nothing);
+``listen()`` hears them. psycopg errors become ``StoreError`` at this module's edge.
 """
 
 from __future__ import annotations
@@ -53,6 +55,19 @@ _SCHEMA = [
         created DOUBLE PRECISION NOT NULL, delivered_seq BIGINT)""",
     "CREATE INDEX IF NOT EXISTS signals_pending ON signals (run_id, delivered_seq)",
 ]
+# Changes announced to listeners: payload "schema run_id"; one channel for every schema (a listener filters).
+CHANNEL = "jupyter_sandbox"
+_NOTIFY = [
+    f"""CREATE OR REPLACE FUNCTION jupyter_sandbox_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM pg_notify('{CHANNEL}', TG_TABLE_SCHEMA || ' ' || (to_jsonb(NEW) ->> TG_ARGV[0]));
+            RETURN NULL;
+        END $$""",
+    "CREATE TRIGGER runs_notify AFTER INSERT OR UPDATE ON runs FOR EACH ROW "
+    "EXECUTE FUNCTION jupyter_sandbox_notify('id')",
+    "CREATE TRIGGER signals_notify AFTER INSERT OR UPDATE ON signals FOR EACH ROW "
+    "EXECUTE FUNCTION jupyter_sandbox_notify('run_id')",
+]
 _MIGRATIONS: dict[int, list[str]] = {}  # from version -> statements to the next (the first Postgres schema is 2)
 # The fence (common.py): FOR SHARE waits for a concurrent claim and re-reads the row it committed, so an
 # append racing a takeover is refused, and the claim's first_seq counts every append that got in before it.
@@ -73,10 +88,12 @@ class PostgresStore:
         self.path = _PASSWORD.sub(r"\1***@", url)  # for messages: never the password
         self.lease_seconds = lease_seconds(lease)
         self._heartbeat = Heartbeat(self._renew, self.lease_seconds)
+        self._url = url
         try:  # one direct connection first: its error says why (a pool only says it timed out)
             with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
                 with conn.transaction():
                     self._migrate(conn)
+                self.schema = str(_scalar(conn, "SELECT current_schema()"))
         except psycopg.Error as exc:
             raise StoreError(f"{self.path} is not a usable run store: {_reason(exc)}", path=self.path) from exc
         self._pool = ConnectionPool(url, min_size=1, max_size=pool_size, kwargs={"autocommit": True},
@@ -103,12 +120,20 @@ class PostgresStore:
                 conn.execute(statement)
         for statement in _SCHEMA:
             conn.execute(statement)
+        if not _scalar(conn, "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'runs_notify' "
+                             "AND tgrelid = 'runs'::regclass)"):  # only once: a trigger change locks the table
+            for statement in _NOTIFY:
+                conn.execute(statement)
         conn.execute("INSERT INTO meta VALUES ('schema_version', %s) ON CONFLICT (key) DO UPDATE SET value = "
                      "EXCLUDED.value", (str(SCHEMA_VERSION),))
 
     def close(self) -> None:
         self._heartbeat.stop()
         self._pool.close()
+
+    def listen(self) -> Changes:
+        """A listener for this store's changes (a connection of its own); ``wait`` returns changed run ids."""
+        return Changes(self._url, self.schema, self.path)
 
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection[Any]]:
@@ -376,6 +401,41 @@ class PostgresStore:
                                     [(rid, *r) for r in item["attempts"]])
                     cur.executemany("INSERT INTO signals (run_id, event, created, delivered_seq) "
                                     "VALUES (%s, %s, %s, %s)", [(rid, *r) for r in item["signals"]])
+
+
+class Changes:
+    """The run ids ``NOTIFY`` reports changed in one store: each commit that touched a run or a signal."""
+
+    def __init__(self, url: str, schema: str, path: str):
+        self.schema, self.path = schema, path
+        try:
+            self._conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+            self._conn.execute(f"LISTEN {CHANNEL}")
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot listen to the run store {path}: {_reason(exc)}", path=path) from exc
+
+    def wait(self, timeout: float) -> set[str]:
+        """Block until a change is announced (or ``timeout`` seconds pass); the run ids changed so far."""
+        changed: set[str] = set()
+        try:
+            for first in (True, False):  # the first notification, then whatever else is already queued
+                for note in self._conn.notifies(timeout=timeout if first else 0.0, stop_after=None if not first
+                                                else 1):
+                    schema, _, run_id = note.payload.partition(" ")
+                    if schema == self.schema:
+                        changed.add(run_id)
+        except psycopg.Error as exc:
+            raise StoreError(f"listening to the run store {self.path} failed: {_reason(exc)}", path=self.path) from exc
+        return changed
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Changes:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _scalar(conn: psycopg.Connection[Any], sql: str, args: Any = ()) -> Any:
