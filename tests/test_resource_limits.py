@@ -31,6 +31,11 @@ SITES = {
     "waitForEvent match": "await ctx.waitForEvent(V, {timeout: 1});",
     "continueAsNew state": "await ctx.continueAsNew(V);",
     "console argument": "console.log(V);",
+    "console Error argument": "const e = new Error('x');"
+                              "Object.defineProperty(e, 'message', Object.getOwnPropertyDescriptor(V, 'x'));"
+                              "console.log(e);",
+    "console function argument": "const f = () => 0; f.toString = Object.getOwnPropertyDescriptor(V, 'x').get;"
+                                 "console.log(f);",
     "return value": "return V;",
     "thrown error's message": "const e = new Error('x');"
                               "Object.defineProperty(e, 'message', Object.getOwnPropertyDescriptor(V, 'x')); throw e;",

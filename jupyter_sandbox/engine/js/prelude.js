@@ -43,6 +43,7 @@ const hasOwn = uncurry(Object.prototype.hasOwnProperty);
 const isError = Error.isError; // the [[ErrorData]] brand: no toStringTag or instanceof a script could fake
 const ObjectProto = Object.prototype;
 const ProxyCtor = Proxy;
+const SymbolSpecies = Symbol.species;
 const reflectGet = Reflect.get;
 const dateToISO = uncurry(Date.prototype.toISOString);
 const dateTime = uncurry(Date.prototype.getTime);
@@ -516,7 +517,13 @@ function makeConsole() {
     out[level] = (...args) => {
       if (limitReached === "console") throw consoleFull();
       let message = "";
-      for (let i = 0; i < args.length; i++) message += (i ? " " : "") + show(args[i]);
+      try {
+        for (let i = 0; i < args.length; i++) message += (i ? " " : "") + show(args[i]);
+      } catch (e) { // an argument's getter (an Error's message, a toString) ran out of stack or memory
+        const limit = resourceLimit(e);
+        if (limit !== null) reachLimit(limit);
+        throw e;
+      }
       consoleBytes += utf8Length(message);
       if (++consoleCount > consoleMaxLines || consoleBytes > consoleMaxBytes) {
         reachLimit("console");
@@ -754,6 +761,11 @@ function installGlobals(settings) {
   // errors, out-of-memory ones included, where a fuel interrupt could be lost.)
   ErrorCtor.prepareStackTrace = undefined;
   ObjectDefine(ErrorCtor, "prepareStackTrace", { __proto__: null, value: undefined, writable: false, configurable: false });
+  // The captured `then` (and every await of a promise) reads these two on each call
+  // (SpeciesConstructor): locked, so no script can make the host's promises, or
+  // ctx.parallel's, be built by a function of its own.
+  ObjectDefine(PromiseCtor.prototype, "constructor", { __proto__: null, writable: false, configurable: false });
+  ObjectDefine(PromiseCtor, SymbolSpecies, { __proto__: null, configurable: false });
   const DateImpl = strict ? makeStrictDate(OrigDate) : makeRecordedDate(OrigDate, readNow);
   G.Date = DateImpl;
   const MathObject = G.Math;
