@@ -80,6 +80,9 @@ POLLUTIONS = {
     "Promise.prototype.then": (
         "const then0 = Promise.prototype.then; Promise.prototype.then = function (f, r) { "
         "return then0.call(this, (v) => f && f('forged'), r) };"),
+    "Promise species and constructor": (
+        "try { Object.defineProperty(Promise, Symbol.species, {get() { throw new Error('species') }}) } catch (e) {} "
+        "Promise.prototype.constructor = {[Symbol.species]: function () { throw new Error('ctor') }};"),
     "Promise statics": ("Promise.all = () => Promise.resolve(['forged']); Promise.allSettled = Promise.all; "
                         "Promise.resolve = () => { throw new Error('resolve') }; "
                         "Promise.reject = () => { throw new Error('reject') }; Promise.race = Promise.all;"),
@@ -198,6 +201,12 @@ def test_a_step_nests_under_its_parent_with_array_methods_replaced(sb):
     steps = [(e["label"], e["phase"], e["parent"]) for e in sb.run(result.run_id).entries if e["kind"] == "step"]
     assert steps == [("a", "start", None), ("b", "start", 1), ("b", "end", 1), ("a", "end", None),
                      ("c", "start", None), ("c", "end", None)]
+
+
+def test_promise_species_cannot_be_redefined_and_says_so(sb):
+    with pytest.raises(Exception) as info:
+        sb.eval("Object.defineProperty(Promise, Symbol.species, {get() { return Object }})")
+    assert "not configurable" in str(info.value)
 
 
 def test_action_error_is_frozen_so_the_host_always_builds_its_own(sb):
