@@ -103,6 +103,11 @@ def test_audit_finds_a_host_function():
     assert "globalThis.hostFunction" in audit_plain_context("", host_function=True)["host"]
 
 
+def test_audit_finds_a_bound_function_whose_target_it_cannot_see():
+    # A bound function hides its target, so any native function the pristine realm lacked is reported.
+    assert "globalThis.leak" in audit_plain_context("globalThis.leak = Date.now.bind(Date);")["host"]
+
+
 # --- the review's route, end to end -------------------------------------------------------------
 
 ROUTE = ("function NT() {}\nNT.prototype = 0;\n"

@@ -6,7 +6,8 @@
 //      the host (clock, randomness, timezone, garbage-collector timing);
 //   2. as the workflow script, `audit(global, pristine)` walks what the script
 //      can reach and reports every forbidden intrinsic and every native
-//      function the pristine realm did not have (a host function).
+//      function the pristine realm did not have (a host function, or a bound
+//      function, whose target cannot be inspected).
 //
 // The walk is a graph search over every route the language gives a script:
 // own properties (strings and symbols, enumerable or not, data or accessor),
