@@ -407,3 +407,13 @@ def test_a_change_wakes_a_postgres_scheduler_before_its_interval(postgres_url):
     finally:
         worker.stop_scheduler()
     assert worker.run(info.value.run_id).output == 2
+
+
+def test_a_postgresql_url_without_psycopg_installed_says_how_to_install_it(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if the postgres extra were not installed
+    monkeypatch.delitem(sys.modules, "jupyter_sandbox.stores.postgres", raising=False)
+    with pytest.raises(StoreError, match=r"jupyter_sandbox\[postgres\]") as info:
+        Sandbox("postgresql://team:s3cret@db.internal/runs")
+    assert "s3cret" not in str(info.value)

@@ -22,6 +22,7 @@ __all__ = ["RunRow", "Store", "SCHEMES", "open_store"]
 
 SCHEMES = ("sqlite", "postgresql", "postgres")  # URL schemes open_store serves; a bare path is an SQLite file
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
+_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")  # never in a message
 
 
 def open_store(spec: Any) -> Store:
@@ -48,11 +49,14 @@ def open_store(spec: Any) -> Store:
     if match is None:
         return SQLiteStore(text)
     scheme = match.group(1).lower()
+    shown = _PASSWORD.sub(r"\1***@", text)
     if scheme == "sqlite":
         return SQLiteStore(text[len(match.group(0)):] or ":memory:")
     if scheme in ("postgresql", "postgres"):
-        from .postgres import PostgresStore  # psycopg is an optional extra: imported only when asked for
-
+        try:
+            from .postgres import PostgresStore  # psycopg is an optional extra: imported only when asked for
+        except ImportError as exc:
+            raise StoreError(f"cannot open the store {shown!r}: {exc}", path=shown) from exc
         return PostgresStore(text)
-    raise StoreError(f"cannot open the store {text!r}: the scheme {scheme!r} is not served; "
-                     f"use a file path or one of: {', '.join(s + '://' for s in SCHEMES)}", path=text)
+    raise StoreError(f"cannot open the store {shown!r}: the scheme {scheme!r} is not served; "
+                     f"use a file path or one of: {', '.join(s + '://' for s in SCHEMES)}", path=shown)
