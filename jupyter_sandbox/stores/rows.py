@@ -116,11 +116,17 @@ Rule = Callable[[Any], "str | None"]
 
 def _types(*kinds: type, what: str) -> Rule:
     allowed = frozenset(kinds)
-    return lambda value: None if type(value) in allowed else f"must be {what}, not a {type(value).__name__}"
+
+    def rule(value: Any) -> str | None:
+        return None if type(value) in allowed else f"must be {what}, not a {type(value).__name__}"
+    rule.exact = allowed  # type: ignore[attr-defined]  # the type alone decides: decode checks it inline
+    return rule
 
 
 def _json(value: Any) -> str | None:
-    return None if _is_json(value) else f"is not JSON: {json_problem(value)}"
+    if type(value) in _JSON_SCALARS or _is_json(value):
+        return None
+    return f"is not JSON: {json_problem(value)}"
 
 
 def _number(value: Any) -> str | None:
@@ -149,7 +155,14 @@ def _one_of(*choices: str) -> Rule:
 
 
 def _map(value: Any) -> str | None:
-    return _json(value) if type(value) is dict else f"must be a map, not a {type(value).__name__}"
+    """A map. Its contents are JSON: ``decode`` walks the whole row once, so a row's rules check shapes only."""
+    return None if type(value) is dict else f"must be a map, not a {type(value).__name__}"
+
+
+_map.exact = frozenset({dict})  # type: ignore[attr-defined]
+
+
+_list = _types(list, what="a list")
 
 
 def _list_of(rule: Rule) -> Rule:
@@ -180,13 +193,13 @@ def _random(value: Any) -> str | None:
     return problem or (None if 0 <= value < 1 else f"must be in [0, 1), not {value!r}")
 
 
+ANY = None  # any JSON value: the walk over the whole row is its check
 STR = _types(str, what="a string")
 OPT_STR = _types(str, type(None), what="a string or null")
 BOOL = _types(bool, what="true or false")
 SLOT = _count(0, MAX_SLOT)
 OPT_INT = _optional(_count(-MAX_COUNT, MAX_COUNT))
 OPT_ID = _optional(_count(0, MAX_COUNT))  # a step's id, a signal's: counters, never negative
-ANY = _json
 OPT_NUM = _optional(_number)
 
 
@@ -201,8 +214,9 @@ def _interrupt_item(value: Any) -> str | None:
     return None
 
 
-# One schema per kind (docs/journal.md): field -> (required, rule). Fields a schema does not name are kept
-# unchecked, so a row written by a newer minor version still reads; an unknown kind does not.
+# One schema per kind (docs/journal.md): field -> (required, rule). Every value of a row is JSON (one walk
+# over the row checks that); a rule checks the field's shape. Fields a schema does not name are kept (JSON,
+# otherwise unchecked), so a row written by a newer minor version still reads; an unknown kind does not.
 Schema = dict[str, tuple[bool, Rule]]
 _NOTE: Schema = {"step": (False, OPT_ID)}
 SCHEMAS: dict[str, Schema] = {
@@ -227,7 +241,7 @@ SCHEMAS: dict[str, Schema] = {
     "step": {**_NOTE, "id": (True, _count(0, MAX_COUNT)), "label": (True, STR),
              "phase": (True, _one_of("start", "end")), "parent": (True, OPT_ID),
              "outcome": (False, _one_of("ok", "error")), "error": (False, OPT_STR)},
-    "plan": {**_NOTE, "plan": (True, _list_of(ANY))},
+    "plan": {**_NOTE, "plan": (True, _list)},
     "error": {"error": (True, _error_record)},
     "mismatch": {"position": (True, SLOT), "recorded": (False, ANY), "attempted": (False, ANY),
                  "line": (False, OPT_INT), "column": (False, OPT_INT), "source_line": (False, OPT_STR)},
@@ -235,6 +249,15 @@ SCHEMAS: dict[str, Schema] = {
 EFFECTS = frozenset({"call", "result", "now", "random", "timer", "fired", "wait", "event", "interrupt", "answer"})
 # A result carries the value it completed with, or the error it failed with.
 _RESULT_NEEDS = {True: "value", False: "error"}
+
+
+# Each schema compiled for the decode below (on every resume's path, once a row): the names a row must have,
+# and per field the types that alone decide it (checked inline) or the rule to call.
+_SPECS = {kind: (frozenset(name for name, (required, _) in schema.items() if required),
+                 {name: (getattr(rule, "exact", None), rule) for name, (_, rule) in schema.items()
+                  if rule is not None})
+          for kind, schema in SCHEMAS.items()}
+_ATTEMPT = _count(1, MAX_COUNT)
 
 
 def decode(run_id: str, seq: Any, blob: Any) -> Entry:
@@ -251,28 +274,37 @@ def decode(run_id: str, seq: Any, blob: Any) -> Entry:
     if type(row) is not dict:
         raise _bad(run_id, seq, None, "body", f"must be a map, not a {type(row).__name__}")
     kind = row.pop("kind", None)
-    schema = SCHEMAS.get(kind) if type(kind) is str else None
-    if schema is None:
+    spec = _SPECS.get(kind) if type(kind) is str else None
+    if spec is None:
         raise _bad(run_id, seq, None, "kind", f"must be one of {sorted(SCHEMAS)}, not {kind!r:.40}")
     attempt, at, slot = row.pop("attempt", None), row.pop("at", None), row.pop("slot", None)
-    problem = _count(1, MAX_COUNT)(attempt)
-    if problem:
-        raise _bad(run_id, seq, kind, "attempt", problem)
-    problem = _number(at)
-    if problem:
-        raise _bad(run_id, seq, kind, "at", problem)
-    if kind in EFFECTS or slot is not None:
-        problem = SLOT(slot) if slot is not None else "is missing (an effect has a slot)"
-        if problem:
-            raise _bad(run_id, seq, kind, "slot", problem)
-    for name, (required, rule) in schema.items():
-        if name not in row:
-            if required:
-                raise _bad(run_id, seq, kind, name, "is missing")
-            continue
-        problem = rule(row[name])
-        if problem:
-            raise _bad(run_id, seq, kind, name, problem)
+    if type(attempt) is not int or not 1 <= attempt <= MAX_COUNT:
+        raise _bad(run_id, seq, kind, "attempt", _ATTEMPT(attempt) or "is wrong")
+    if (type(at) is not float and type(at) is not int) or at - at != 0:  # NaN and infinities too
+        raise _bad(run_id, seq, kind, "at", _number(at) or "is wrong")
+    if slot is None:
+        if kind in EFFECTS:
+            raise _bad(run_id, seq, kind, "slot", "is missing (an effect has a slot)")
+    elif type(slot) is not int or not 0 <= slot <= MAX_SLOT:
+        raise _bad(run_id, seq, kind, "slot", SLOT(slot) or "is wrong")
+    required, checks = spec
+    if not required <= row.keys():
+        raise _bad(run_id, seq, kind, min(required - row.keys()), "is missing")
+    nested = False
+    for name, value in row.items():  # one pass: each field's shape, and that its value is JSON at the top
+        kind_of = type(value)
+        check = checks.get(name)
+        if check is not None and (kind_of not in check[0] if check[0] is not None else check[1](value)):
+            raise _bad(run_id, seq, kind, name, check[1](value) or "is wrong")
+        if kind_of in _JSON_SCALARS:
+            if type(name) is not str:
+                raise _not_json(run_id, seq, kind, row)
+        elif kind_of is dict or kind_of is list:
+            nested = True
+        elif kind_of is not float or value - value != 0.0:
+            raise _not_json(run_id, seq, kind, row)
+    if nested and not _is_json(row):
+        raise _not_json(run_id, seq, kind, row)
     if kind == "result" and _RESULT_NEEDS[row["ok"]] not in row:
         raise _bad(run_id, seq, kind, _RESULT_NEEDS[row["ok"]], "is missing")
     return Entry(kind, attempt, at, slot, row, seq)
@@ -292,6 +324,17 @@ def decode_journal(run_id: str, rows: Any) -> list[Entry]:
                              "run 0, 1, 2, ... without a gap or a repeat; the store is damaged")
         entries.append(entry)
     return entries
+
+
+def _not_json(run_id: str, seq: int, kind: str, row: dict) -> StoreError:
+    """The first field of a row that is not JSON (the slow path: the row was found wrong)."""
+    for name, value in row.items():
+        if type(name) is not str:
+            return _bad(run_id, seq, kind, repr(name), "is not a field name (a string)")
+        problem = _json(value)
+        if problem:
+            return _bad(run_id, seq, kind, name, problem)
+    return _bad(run_id, seq, kind, "body", "is not JSON")
 
 
 def _bad(run_id: str, seq: int, kind: str | None, name: str, problem: str) -> StoreError:
@@ -323,7 +366,7 @@ RUN_STATUSES = frozenset({"created", "running", "completed", "failed", "interrup
 
 def _options(value: Any) -> str | None:
     """A run's options: how it was started (``strict``, the ``actions`` it may call, ``limits`` overrides)."""
-    problem = _map(value)
+    problem = _map(value) or _json(value)
     if problem:
         return problem
     for key, rule in (("strict", BOOL), ("actions", _optional(_list_of(STR))),
@@ -346,7 +389,7 @@ RUN_COLUMNS: dict[str, Rule] = {
     "created": _number, "updated": _number, "attempt": _count(0, MAX_COUNT), "owner": OPT_STR, "wake_at": OPT_NUM,
     "lease_until": OPT_NUM,
 }
-RUN_BLOBS: dict[str, Rule] = {"input": ANY, "output": ANY, "error": ANY, "options": _options}
+RUN_BLOBS: dict[str, Rule] = {"input": _json, "output": _json, "error": _json, "options": _options}
 
 
 def decode_run(values: dict[str, Any]) -> dict[str, Any]:
