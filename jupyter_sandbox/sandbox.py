@@ -60,6 +60,10 @@ class Sandbox:
         Type hints (or ``input_schema``/``output_schema``: a JSON Schema dict or a type) make it typed:
         each call's input is validated before it runs, and its declaration says what it takes and
         returns (``agents/catalog.py``).
+        ``name`` (default: the function's name) is one or more identifiers joined by dots
+        (``files.read_file``), none a member of JavaScript's ``Object.prototype`` (``__proto__``,
+        ``constructor``, ``toString``, ...) and not the namespace of another action: else ``ValueError``
+        (``actions.check_name``). The action gets its own copy of each input and answer.
         """
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             if not callable(fn):
@@ -164,6 +168,10 @@ class Sandbox:
         interrupt ids (``SandboxInterrupt.interrupts[i].id``) to answers, for
         several at once. ``source`` resumes with edited source. Exactly one of
         two concurrent resumes proceeds; the other raises ``RunBusyError``.
+        An id (or a ``Resume`` position passed to ``eval``) that names no open
+        interrupt raises ``UnaddressedAnswer`` listing the open ones, before
+        anything runs; ``value`` with no interrupt open is not an address (a
+        retried resume after the answer was recorded finishes the run).
         """
         return self._loop.run(self._engine.resume(run_id, Answers(by_id=dict(answers or {}), first=value),
                                                   source=source, observer=observer, force=force))
