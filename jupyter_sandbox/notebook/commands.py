@@ -10,7 +10,9 @@ the rest of the line as JSON, no quotes needed.
 
 from __future__ import annotations
 
+import html as _html
 import json
+import time
 from datetime import datetime
 from typing import Any, Callable, Protocol
 
@@ -22,13 +24,18 @@ from IPython.utils.process import arg_split
 from ..errors import RunNotFound, RunPaused, SandboxError
 from ..results import RunResult
 from ..sandbox import Sandbox
-from .widgets._timeline_markup import h, preview
-from .widgets.follow import pending_interrupts, stop_waiting
-from .widgets.panel import ApprovalPanel, answer_for, approval_panels
-from .widgets.run_view import RunContext, RunView
-from .widgets.timeline import Timeline
-from .widgets.timeline_html import render_mismatch_html
+from .card_doc import preview
+from .card_html import mismatch_html
+from .cards import RunCard, answer_for, mask, publish
 
+
+class RunCancelled(SandboxError):
+    """The kernel was interrupted while a run was going; the engine marked the run ``cancelled``."""
+
+    def __init__(self, run_id: str | None):
+        self.run_id = run_id
+        hint = f"; `%sandbox resume {run_id}` runs it again from its journal" if run_id else ""
+        super().__init__(f"run {run_id or '?'} cancelled (kernel interrupted){hint}")
 
 
 class Magics(Protocol):
@@ -68,18 +75,46 @@ def quiet(error: BaseException) -> BaseException:
 
 def show_run(magics: Magics, sb: Sandbox, title: str, start: Callable[[Any], Any], *,
              run_id: str | None = None, out: str | None = None, live: bool = True) -> Any:
-    """Display a live view, run ``start(observer)`` in it; a failure becomes the cell's (frameless) error."""
-    context = RunContext(sb, OutputVar(magics.shell.user_ns, out) if out else None, magics.show_timeline,
-                         approval_panels=approval_panels)
-    view = RunView(context, title, inline_errors=False)
-    view.handle = display(view, display_id=True)
-    waiting = stop_waiting(run_id) if run_id else None  # a cell that showed this run parked
-    outcome = view.run(start, run_id=run_id, live=live)
-    if waiting is not None:
-        waiting.finish(outcome, live=False)  # shows how it ended there too (and fills that cell's -o)
-    if isinstance(outcome, (RunResult, RunPaused)):
+    """Display the run's card, run ``start(observer)``; a failure becomes the cell's (frameless) error, shown once.
+
+    The card reads the store; the other cards of the same run (another cell's) are refreshed
+    too, and ``-o`` is filled whenever the run completes, also later (a click, the scheduler).
+    """
+    store_output = OutputVar(magics.shell.user_ns, out) if out else None
+    card = RunCard(sb, run_id, title, store_output, out).show()
+    started = time.time()
+    try:
+        outcome: Any = start(card.observer() if live else None)
+    except KeyboardInterrupt:
+        outcome = RunCancelled(_cancelled(sb, card.run_id, started))
+    except (SandboxError, TypeError, ValueError) as exc:  # TypeError/ValueError: input or answer not JSON
+        outcome = exc
+    ran = getattr(outcome, "run_id", None)
+    if isinstance(outcome, RunResult) and outcome.run_ids:
+        ran = outcome.run_ids[0]
+    if ran and card.run_id is None:
+        card.bind(ran)
+    failed = not isinstance(outcome, (RunResult, RunPaused))
+    if failed and card.run_id:
+        card.error_in_cell = sb.store.get_run(ran or card.run_id).attempt
+    if card.run_id:
+        publish(card.run_id)  # this card, and every other card of the run (the cell that started it)
+    elif card.handle is not None:
+        card.handle.update({"text/plain": ""}, raw=True)  # no run was made (a lint error): the error says it all
+    if not failed:
         return outcome
     raise quiet(outcome) from None  # RunCancelled too: the stop button must stop "run all" here
+
+
+def _cancelled(sb: Sandbox, run_id: str | None, started: float) -> str | None:
+    """The cancelled run's id, once the engine has recorded it (at most 2 s)."""
+    if run_id is None:  # stopped before its first effect, so before the card heard of it
+        newest = sb.runs(limit=1)
+        run_id = newest[0].id if newest and newest[0].created >= started else None
+    deadline = time.monotonic() + 2.0  # the loop does not wait for the engine to record the cancellation
+    while run_id and sb.store.get_run(run_id).status == "running" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return run_id
 
 
 def resolve_run(sb: Sandbox, text: str) -> str:
@@ -125,33 +160,35 @@ def _when(t: float | None) -> str:
 def runs(magics: Magics, sb: Sandbox, args: Any) -> None:
     """List the store's runs: id, name, status, attempts, times, and their output, error or wake time."""
     rows = sb.runs(status=args.status, limit=args.limit, include_children=args.all)
+    where = mask(str(sb.store.path))
+    if not rows:
+        which = f"{args.status} " if args.status else ""
+        display({"text/plain": f"no {which}runs in {where}",
+                 "text/html": f"<i>no {_html.escape(which)}runs in <code>{_html.escape(where)}</code></i>"}, raw=True)
+        return
     table = []
     for r in rows:
-        note = (preview(r.output) if r.status == "completed" else
+        note = (preview(r.output, 60) if r.status == "completed" else
                 f"wakes {_when(r.wake_at / 1000)}" if r.status == "parked" and r.wake_at else
                 (r.error or {}).get("name", "") if isinstance(r.error, dict) else "")
         table.append((r.id, r.name or "", r.status, str(r.attempt), _when(r.created), _when(r.updated), note))
     head = ("id", "name", "status", "attempts", "created", "updated", "output / note")
     widths = [max(len(x) for x in col) for col in zip(head, *table)]
     text = "\n".join("  ".join(c.ljust(n) for c, n in zip(row, widths)).rstrip() for row in [head, *table])
-    html = h('<table class="jsbx-runs"><thead><tr>{}</tr></thead><tbody>{}</tbody></table>',
-             [h("<th>{}</th>", c) for c in head],
-             [h("<tr><td><code>{}</code></td>{}</tr>", row[0], [h("<td>{}</td>", c) for c in row[1:]])
-              for row in table])
-    display({"text/plain": text if table else "no runs", "text/html": html if table else "<i>no runs</i>"}, raw=True)
+    e = _html.escape
+    cells = "".join("<tr><td><code>{}</code></td>{}</tr>".format(e(row[0]), "".join(f"<td>{e(c)}</td>" for c in row[1:]))
+                    for row in table)
+    html = (f"<div>runs in <code>{e(where)}</code></div><table class=\"jsbx-runs\"><thead><tr>"
+            + "".join(f"<th>{e(c)}</th>" for c in head) + f"</tr></thead><tbody>{cells}</tbody></table>")
+    display({"text/plain": f"runs in {where}\n{text}", "text/html": html}, raw=True)
 
 
 @magic_arguments(name="sandbox show")
 @argument("run", help="a run id, a run name, or a unique id prefix")
 def show(magics: Magics, sb: Sandbox, args: Any) -> None:
-    """Show a run's timeline (any run, also after a kernel restart) and a panel per pending interrupt."""
+    """Show a run's card (any run, also after a kernel restart): its state, timeline and open interrupts."""
     run_id = resolve_run(sb, args.run)
-    context = RunContext(sb, show_timeline=True, approval_panels=approval_panels)
-    context.timelines[run_id] = Timeline(sb.timeline(run_id))
-    display(context.timelines[run_id])
-    if sb.store.get_run(run_id).parent is None:  # a child's interrupts are answered through its top-level run
-        for interrupt in pending_interrupts(sb, run_id):
-            display(ApprovalPanel(context, run_id, interrupt))
+    RunCard(sb, run_id, f"show {args.run}").show()
 
 
 @magic_arguments(name="sandbox resume")
@@ -167,15 +204,15 @@ def resume(magics: Magics, sb: Sandbox, args: Any) -> None:
     run_id = resolve_run(sb, args.run)
     answers = None
     if args.answer is not None or args.reject is not None:
-        pending = pending_interrupts(sb, run_id)
-        target = next((i for i in pending if i.id == args.id), None) if args.id else (pending[0] if pending else None)
+        pending = RunCard(sb, run_id).pending()
+        target = next((i for i in pending if i["id"] == args.id), None) if args.id else (pending[0] if pending else None)
         if target is None:
             status = sb.store.get_run(run_id).status
             which = f"interrupt {args.id}" if args.id and pending else "interrupt"
             raise UsageError(f"run {run_id} is {status} and has no pending {which} to answer"
                              + ("; `%sandbox fork` tries another answer" if status == "completed" else ""))
         value = _json(args.answer, "--answer") if args.answer is not None else answer_for(target, "reject", args.reject)
-        answers = {target.id: value}
+        answers = {target["id"]: value}
     source = magics.lookup(args.source, "--source") if args.source else None
     show_run(magics, sb, f"resume {args.run}",
              lambda obs: sb.resume(run_id, answers=answers, source=source, observer=obs), run_id=run_id, out=args.out)
@@ -205,12 +242,12 @@ def check(magics: Magics, sb: Sandbox, args: Any) -> None:
     report = sb.check(run_id, source)
     if report.deterministic:
         same = {True: ", same output", False: ", but a different output", None: ""}[report.output_matches]
-        html = h("<p>✓ run <code>{}</code> is <b>deterministic</b>: {} of {} recorded effects checked, nothing "
-                 "executed{}</p>", run_id, report.checked, report.recorded, same)
+        html = (f"<p>✓ run <code>{_html.escape(run_id)}</code> is <b>deterministic</b>: {report.checked} of "
+                f"{report.recorded} recorded effects checked, nothing executed{same}</p>")
     elif report.mismatch is not None:
-        html = render_mismatch_html(report.mismatch.to_dict(), source or sb.store.get_run(run_id).source)
+        html = mismatch_html(report.mismatch.to_dict(), source or sb.store.get_run(run_id).source)
     else:
-        html = h("<pre>{}</pre>", str(report))
+        html = f"<pre>{_html.escape(str(report))}</pre>"
     display({"text/plain": str(report), "text/html": html}, raw=True)
 
 

@@ -21,7 +21,7 @@ from . import commands
 from .defaults import configured_store, from_namespace, sandbox_for, set_default_store
 from ..engine.realm import Limits
 from ..sandbox import Sandbox
-from .widgets.follow import on_woken
+from .cards import publish, register_comm_target
 
 __all__ = ["SandboxMagics", "load_ipython_extension"]
 
@@ -61,7 +61,7 @@ class SandboxMagics(Magics, Configurable):
         """The Sandbox of ``store`` (the configured one by default), its scheduler started."""
         sb = sandbox_for(store)
         if self.scheduler_interval > 0:
-            sb.start_scheduler(self.scheduler_interval, on_result=on_woken)
+            sb.start_scheduler(self.scheduler_interval, on_result=lambda run_id, _outcome: publish(run_id))
         return sb
 
     def lookup(self, name: str, option: str) -> Any:
@@ -110,12 +110,12 @@ class SandboxMagics(Magics, Configurable):
         delegate, agent, continueAsNew), ``actions.NAME(input)`` for every
         registered action (``@jupyter_sandbox.action``), ``data`` and ``console``.
 
-        The output shows the console as it happens, a progress bar
-        (``ctx.progress({done, total, message})``), the live timeline and the
-        output. When an action needs an answer the cell ends and shows an
-        Approve / Reject / Edit panel per interrupt; a click resumes the run by
-        replay and shows the resumed run in the panel. A parked run (a timer, an
-        event) is woken by the store's scheduler. Errors show the source line
+        The output is the run's card: its status, console, compact timeline and
+        output, read from the store and updated live. When an action needs an
+        answer the cell ends and the card shows Approve / Reject / Edit per open
+        interrupt; a click resumes the run by replay and the card shows the
+        decision and the outcome in place. The card follows the run wherever it
+        changes (``%sandbox resume``, the scheduler, another kernel). Errors show the source line
         with a caret; the stop button cancels the run (``%sandbox resume RUN``
         runs it again). Variables are not expanded in the cell (``$``/``{}``
         are JavaScript's).
@@ -151,4 +151,5 @@ def load_ipython_extension(ip: Any) -> SandboxMagics:
         ip.configurables.append(magics)  # so %config SandboxMagics... finds it
     set_default_store(magics.store)
     magics.sandbox()
+    register_comm_target(ip)  # the cards already in the notebook become live again
     return magics

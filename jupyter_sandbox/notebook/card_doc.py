@@ -1,0 +1,227 @@
+"""The run card's document: what one card shows, read from the store every time.
+
+``card_document(sb, run_id)`` follows a ``continueAsNew`` chain to its last
+run and builds, from the stored rows and journals only (never from events a
+view happened to see): the status, the output or error, the pending
+interrupts (only these get buttons), the answered ones with their decision,
+an attempts summary, the console tail and a compact timeline. It is small
+whatever the run's length (< 256 KB): consecutive calls of one action are one
+row, values are cut to a preview, and at most ``MAX_ROWS`` rows are carried
+(with how many were left out). ``full_rows`` is the whole journal as rows, for
+"show the full journal" (fetched over the card's comm).
+
+Durations exclude time spent waiting for a human: a call answered in a later
+attempt took from that attempt's start to its result, and the wait before it
+is shown apart ("waited 10.7 s for an answer").
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+import time
+from typing import Any
+
+from ..errors import RunNotFound
+
+__all__ = ["CARD_MIME", "MAX_ROWS", "card_document", "full_rows", "next_version", "preview"]
+
+CARD_MIME = "application/vnd.jupyter-sandbox.run+json"
+MAX_ROWS = 300  # rows a card carries: about 40 KB of JSON
+HEAD_ROWS = 40  # of those, from the start; the rest from the end
+PREVIEW = 160  # characters of a value shown in a row
+DETAIL = 2000  # characters of a value behind a row's expander
+CONSOLE_TAIL = 40
+_version = itertools.count(1)
+
+
+def next_version() -> int:
+    """A number that grows across documents, also across a kernel restart (milliseconds since 1970, then a tick)."""
+    return int(time.time() * 1000) * 1000 + next(_version) % 1000
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def preview(value: Any, limit: int = PREVIEW) -> str:
+    """``value`` as JSON, cut to ``limit`` characters (``…`` marks the cut)."""
+    text = _json(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _cut(value: Any) -> dict[str, Any] | None:
+    """A value as a preview and, if longer, an expandable (still bounded) detail."""
+    if value is None:
+        return None
+    text = _json(value)
+    if len(text) <= PREVIEW:
+        return {"p": text}
+    pretty = json.dumps(value, indent=2, ensure_ascii=False, default=str) if len(text) <= DETAIL else text
+    return {"p": text[:PREVIEW - 1] + "…", "d": pretty[:DETAIL] + ("…" if len(pretty) > DETAIL else ""),
+            "n": len(text)}
+
+
+def _error(err: Any) -> dict[str, Any] | None:
+    if not err:
+        return None
+    if not isinstance(err, dict):
+        return {"name": "Error", "message": str(err)[:DETAIL]}
+    keep = ("name", "message", "line", "column", "source_line", "limit", "kind", "position")
+    out = {k: err[k] for k in keep if err.get(k) is not None}
+    if isinstance(out.get("message"), str):
+        out["message"] = out["message"][:DETAIL]
+    for side in ("recorded", "attempted"):  # a mismatch: what the journal has and what the script did
+        if isinstance(err.get(side), dict):
+            out[side] = {k: (preview(v, 400) if k == "input" else v) for k, v in err[side].items()
+                         if k in ("type", "name", "input")}
+    return out
+
+
+def _rows(doc: dict[str, Any], group: bool) -> list[dict[str, Any]]:
+    """The journal as rows: a call with its result (and interrupt/answer) is one row; runs of one action, one group."""
+    started = {a["n"]: a.get("started") for a in doc.get("attempts") or []}
+    rows: list[dict[str, Any]] = []
+    calls: dict[Any, dict[str, Any]] = {}  # slot -> its call row
+    for e in doc.get("entries") or []:
+        kind, n = e.get("kind"), e.get("attempt", 1)
+        if kind == "call":
+            row = {"k": "call", "seq": e["seq"], "a": n, "name": e.get("description") or e.get("name"),
+                   "op": e.get("op"), "line": e.get("line"), "in": _cut(e.get("input")), "at": e.get("at")}
+            calls[e.get("slot")] = row
+            rows.append(row)
+        elif kind in ("result", "interrupt", "answer") and e.get("slot") in calls:
+            row = calls[e["slot"]]
+            if kind == "interrupt":
+                row.update(interrupt=e.get("id"), approval=bool(e.get("approval")))
+            elif kind == "answer":
+                row["answer"] = _cut(e.get("value"))
+            else:
+                row.update(ok=e.get("ok", True), out=_cut(e.get("value")), err=_error(e.get("error")), last=e["seq"])
+                call_at, at = row.pop("at", None), e.get("at")
+                if isinstance(call_at, (int, float)) and isinstance(at, (int, float)):
+                    resumed = started.get(n)
+                    if n != row["a"] and isinstance(resumed, (int, float)) and resumed > call_at:
+                        row["waited"] = round(resumed - call_at, 4)  # the human's wait, not the action's
+                        call_at = resumed
+                    row["took"] = round(max(at - call_at, 0.0), 6)
+                row["a"] = n  # shown in the attempt that finished it
+        elif kind == "console":
+            rows.append({"k": "console", "seq": e["seq"], "a": n, "level": e.get("level", "log"),
+                         "msg": str(e.get("message", ""))[:DETAIL]})
+        elif kind == "attempt":
+            continue  # the attempts summary says it
+        elif kind == "step":
+            rows.append({"k": "step", "seq": e["seq"], "a": n, "phase": e.get("phase"), "name": e.get("label"),
+                         "outcome": e.get("outcome"), "err": _error(e.get("error"))})
+        elif kind in ("error", "mismatch"):
+            rows.append({"k": kind, "seq": e["seq"], "a": n, "err": _error(e.get("error") or e)})
+        else:
+            rows.append({"k": kind, "seq": e["seq"], "a": n, "in": _cut({k: v for k, v in e.items() if k not in (
+                "seq", "kind", "attempt", "at", "key")})})
+    for row in rows:
+        row.pop("at", None)
+    return _grouped(rows) if group else rows
+
+
+def _grouped(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Consecutive plain calls of one action (same attempt, no interrupt) as one row: ``inc × 1,000``."""
+    out: list[dict[str, Any]] = []
+    for _, same in itertools.groupby(rows, key=lambda r: (r["k"], r.get("name"), r["a"], "interrupt" in r)):
+        run = list(same)
+        first = run[0]
+        if len(run) < 3 or first["k"] != "call" or "interrupt" in first:
+            out.extend(run)
+            continue
+        took = [r["took"] for r in run if isinstance(r.get("took"), (int, float))]
+        failed = sum(1 for r in run if r.get("ok") is False)
+        out.append({"k": "group", "seq": first["seq"], "last": run[-1].get("last", run[-1]["seq"]), "a": first["a"],
+                    "name": first["name"], "count": len(run), "failed": failed,
+                    "open": sum(1 for r in run if "ok" not in r), "each": statistics.median(took) if took else None,
+                    "took": sum(took) if took else None, "in": first.get("in"), "out": run[-1].get("out")})
+    return out
+
+
+def full_rows(sb: Any, run_id: str) -> list[dict[str, Any]]:
+    """Every journal entry of the run's chain as a row, ungrouped: "show the full journal"."""
+    return [r for rid in _chain(sb, run_id) for r in _rows(sb.timeline(rid), group=False)]
+
+
+def _chain(sb: Any, run_id: str) -> list[str]:
+    chain = [run_id]
+    row = sb.store.get_run(run_id)
+    while row.status == "continued" and row.successor and len(chain) < 1000:
+        row = sb.store.get_run(row.successor)
+        chain.append(row.id)
+    return chain
+
+
+def _pending(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    found = []
+    for p in doc.get("pending") or []:
+        for item in p.get("interrupts") or [p]:
+            data = item.get("data")
+            approval = bool(item.get("approval", p.get("approval")))
+            editable = data.get("input") if approval and isinstance(data, dict) else data
+            found.append({"id": item["id"], "name": item.get("name") or "?", "approval": approval,
+                          "data": _cut(data), "html": data.get("html") if isinstance(data, dict) else None,
+                          "edit": json.dumps(editable, indent=2, ensure_ascii=False, default=str)[:20_000]})
+    return found
+
+
+def _answered(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    asked = {e["id"]: e for e in doc.get("entries") or [] if e.get("kind") == "interrupt" and e.get("id")}
+    out = []
+    for e in doc.get("entries") or []:
+        if e.get("kind") == "answer" and e.get("id") in asked:
+            value = e.get("value")
+            approved = e.get("approved", value is True or (isinstance(value, dict) and value.get("approved") is True))
+            reason = value.get("reason") if isinstance(value, dict) else None
+            out.append({"id": e["id"], "name": asked[e["id"]].get("name"), "approved": bool(approved),
+                        "reason": reason, "value": _cut(value), "attempt": e.get("attempt")})
+    return out
+
+
+def card_document(sb: Any, run_id: str, *, title: str | None = None, out_var: str | None = None,
+                  error_in_cell: int | None = None) -> dict[str, Any]:
+    """The card of ``run_id`` as the store has it now (a JSON document, see the module doc)."""
+    try:
+        chain = _chain(sb, run_id)
+    except RunNotFound:
+        return {"version": next_version(), "run_id": run_id, "store": str(getattr(sb.store, "path", "")),
+                "status": "missing", "title": title, "rows": [], "pending": [], "answered": [], "attempts": []}
+    docs = [sb.timeline(rid) for rid in chain]
+    last = docs[-1]
+    run = last["run"]
+    rows: list[dict[str, Any]] = []
+    for i, d in enumerate(docs):
+        if len(docs) > 1:
+            rows.append({"k": "chain", "seq": (d.get("entries") or [{"seq": 0}])[0].get("seq", 0), "a": 0,
+                         "name": d["run"]["id"], "i": i})
+        rows.extend(_rows(d, group=True))
+    omitted = max(len(rows) - MAX_ROWS, 0)
+    if omitted:
+        rows = [*rows[:HEAD_ROWS], {"k": "omitted", "count": omitted, "a": 0, "seq": -1}, *rows[-(MAX_ROWS - HEAD_ROWS):]]
+    console = [e for d in docs for e in d.get("entries") or [] if e.get("kind") == "console"]
+    attempts = [{k: a.get(k) for k in ("n", "outcome", "started", "ended", "source_hash", "replayed")}
+                for a in last.get("attempts") or []]
+    return {
+        "version": next_version(),
+        "run_id": run_id, "chain": chain, "store": str(getattr(sb.store, "path", "")),
+        "title": title, "name": run.get("name"), "kind": run.get("kind"), "status": run.get("status"),
+        "created": docs[0]["run"].get("created"), "updated": run.get("updated"), "wake_at": run.get("wake_at"),
+        "output": _cut(run.get("output")) if run.get("status") == "completed" else None,
+        "error": _error(run.get("error")) if run.get("status") in ("failed", "cancelled") else None,
+        "error_in_cell": error_in_cell,  # the attempt whose error the cell's own traceback shows (shown once)
+        "source": (last.get("source") or "")[:50_000],
+        "attempts": attempts, "pending": _pending(last), "answered": _answered(last),
+        "console": [{"level": c.get("level", "log"), "msg": str(c.get("message", ""))[:500]}
+                    for c in console[-CONSOLE_TAIL:]],
+        "console_total": len(console),
+        "rows": rows, "omitted": omitted, "entries": sum(len(d.get("entries") or []) for d in docs),
+        "out_var": out_var,
+    }

@@ -1,0 +1,382 @@
+"""Run cards in this kernel: one card per displayed run, always showing what the store says.
+
+A ``RunCard`` is displayed as a mime bundle of our own type (``CARD_MIME``:
+the card document; ``text/html``: the same card drawn by ``card.js`` in
+QuickJS; ``text/plain``), never as a widget, so a saved notebook, a reload or
+a kernel restart can never show "model not found". The bundle is displayed
+with a display id and replaced (``update_display_data``) whenever the run
+changes, so the saved notebook holds the latest state.
+
+Live after the cell ended: the labextension's renderer opens a comm to the
+target ``jupyter_sandbox.card`` (registered by ``%load_ext``) with the run id
+and store; the kernel answers with the document and sends a new one whenever
+the run changes: after a resume in this kernel (``publish``), or when a poller
+thread sees the store's ``change_counter()`` move (the scheduler, another
+kernel on the same store). A click arrives as ``{type: "answer",
+interrupt_id, choice, reason?, edited?}``; the kernel resumes the run with
+exactly that answer only if the interrupt is still open in the store,
+otherwise it just refreshes. ``-o VAR`` is filled when the run completes,
+whichever way it completed.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import deque
+from typing import Any, Callable
+
+from IPython.display import display
+
+from ..errors import Interrupt, SandboxError
+from ..engine.attempt import Observer
+from .card_doc import CARD_MIME, card_document, full_rows
+from .card_html import card_html
+
+__all__ = ["COMM_TARGET", "RunCard", "answer_for", "cards", "publish", "register_comm_target"]
+
+COMM_TARGET = "jupyter_sandbox.card"
+POLL_SECONDS = 0.5
+PUSH_SECONDS = 0.25  # live updates while a run goes: at most 4 a second
+_lock = threading.RLock()
+_CARDS: deque["RunCard"] = deque(maxlen=500)
+_LINKS: dict[str, list["_Link"]] = {}  # run id -> comms of renderers showing it
+_poller: threading.Thread | None = None
+
+
+def cards(run_id: str | None = None) -> list["RunCard"]:
+    """This kernel's cards, newest last; of one run only if ``run_id`` is given."""
+    with _lock:
+        return [c for c in _CARDS if run_id is None or c.run_id == run_id or run_id in c.chain]
+
+
+def answer_for(interrupt: Interrupt | dict[str, Any], choice: str, value: Any = None) -> Any:
+    """The answer a button sends: approve → ``True``; reject → ``{"approved": False, "reason": R}`` for an
+    approval (``False`` for another interrupt without a reason); edit → ``{"approved": True, "input": V}`` for
+    an approval, else ``V`` itself."""
+    approval = interrupt.approval if isinstance(interrupt, Interrupt) else bool(interrupt.get("approval"))
+    if choice == "approve":
+        return True
+    if choice == "reject":
+        return {"approved": False, "reason": value or None} if approval or value else False
+    if choice == "edit":
+        return {"approved": True, "input": value} if approval else value
+    raise ValueError(f"unknown choice {choice!r}: approve, reject or edit")
+
+
+def mask(store: str) -> str:
+    """A store's name without a password (a card is saved in the notebook)."""
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1@", store)
+
+
+class RunCard:
+    """The card of one run. ``show()`` displays it; ``refresh()`` re-reads the store and redraws it everywhere."""
+
+    def __init__(self, sb: Any, run_id: str | None = None, title: str | None = None,
+                 store_output: Callable[[Any], None] | None = None, out_name: str | None = None):
+        self.sb, self.run_id, self.title = sb, run_id, title
+        self.store_output, self.out_name = store_output, out_name
+        self.handle: Any = None
+        self.chain: list[str] = [run_id] if run_id else []
+        self.error_in_cell: int | None = None  # the attempt whose error the cell's traceback shows
+        self.filled: Any = None  # the (run, updated) whose output -o holds
+        self.signature: Any = None
+        self.doc: dict[str, Any] = {}
+        self._push_at = 0.0
+        self._timer: threading.Timer | None = None
+        with _lock:
+            _CARDS.append(self)
+
+    # -- what it shows ----------------------------------------------------------------
+
+    def document(self) -> dict[str, Any]:
+        if self.run_id is None:
+            return {"version": 0, "run_id": None, "status": "starting", "title": self.title, "rows": [],
+                    "pending": [], "answered": [], "attempts": [], "store": mask(str(self.sb.store.path))}
+        doc = card_document(self.sb, self.run_id, title=self.title, out_var=self.out_name,
+                            error_in_cell=self.error_in_cell)
+        doc["store"] = mask(doc.get("store") or "")
+        self.chain = doc.get("chain") or [self.run_id]
+        return doc
+
+    def bundle(self, doc: dict[str, Any] | None = None) -> dict[str, Any]:
+        doc = doc if doc is not None else self.document()
+        plain = f"run {doc.get('run_id')} · {doc.get('status')}"
+        if doc.get("pending"):
+            plain += " · waiting for " + ", ".join(p["name"] for p in doc["pending"])
+        return {CARD_MIME: doc, "text/html": card_html(doc), "text/plain": plain}
+
+    def _repr_mimebundle_(self, **_: Any) -> dict[str, Any]:
+        return self.bundle()
+
+    def show(self) -> "RunCard":
+        self.doc = self.document()
+        self.handle = display(self.bundle(self.doc), raw=True, display_id=True)
+        if self.run_id:
+            _watch()
+        return self
+
+    def bind(self, run_id: str) -> None:
+        if self.run_id is None:
+            self.run_id, self.chain = run_id, [run_id]
+            _watch()
+
+    def refresh(self) -> dict[str, Any]:
+        """Re-read the store; redraw this card's output and its renderers; fill ``-o`` on completion."""
+        self.doc = doc = self.document()
+        if self.handle is not None:
+            self.handle.update(self.bundle(doc), raw=True)
+        self._fill(doc)
+        for link in _links(self.run_id):
+            link.send(doc)
+        return doc
+
+    def _fill(self, doc: dict[str, Any]) -> None:
+        if self.store_output is None or doc.get("status") != "completed":
+            return
+        last = (doc.get("chain") or [self.run_id])[-1]
+        key = (last, doc.get("updated"))
+        if key != self.filled:
+            self.filled = key
+            self.store_output(self.sb.store.get_run(last).output)
+
+    def poke(self) -> None:
+        """A live change: refresh now, or within ``PUSH_SECONDS`` (the last change is never lost)."""
+        with _lock:
+            wait = self._push_at + PUSH_SECONDS - time.monotonic()
+            if wait > 0:
+                if self._timer is None:
+                    self._timer = threading.Timer(wait, self._flush)
+                    self._timer.daemon = True
+                    self._timer.start()
+                return
+            self._push_at = time.monotonic()
+        self.refresh()
+
+    def _flush(self) -> None:
+        with _lock:
+            self._timer, self._push_at = None, time.monotonic()
+        self.refresh()
+
+    def observer(self) -> Observer:
+        return _Live(self)
+
+    # -- answering from Python --------------------------------------------------------------
+
+    def pending(self) -> list[dict[str, Any]]:
+        """The run's open interrupts, as the store has them now."""
+        return self.document().get("pending") or []
+
+    def answer(self, interrupt_id: str | None = None, choice: str = "approve", value: Any = None) -> Any:
+        """Answer an open interrupt (the first one by default) as its button would; return the outcome.
+
+        An interrupt that is no longer open (answered in another cell, another
+        kernel, by a click) is not answered again: the card refreshes and this returns None.
+        """
+        return answer_run(self.sb, self.run_id or "", interrupt_id, choice, value)
+
+    def approve(self, interrupt_id: str | None = None) -> Any:
+        return self.answer(interrupt_id, "approve")
+
+    def reject(self, interrupt_id: str | None = None, reason: str | None = None) -> Any:
+        return self.answer(interrupt_id, "reject", reason)
+
+
+class _Live(Observer):
+    def __init__(self, card: RunCard):
+        self.card = card
+        self.progress_patch: Any = None
+
+    def _seen(self, run_id: str) -> None:
+        if self.card.run_id is None and self.card.sb.store.get_run(run_id).parent is None:
+            self.card.bind(run_id)
+        self.card.poke()
+
+    def entries(self, run_id: str, entries: list[dict[str, Any]]) -> None:
+        self._seen(run_id)
+
+    def console(self, run_id: str, line: dict[str, str], replayed: bool) -> None:
+        self._seen(run_id)
+
+
+def publish(run_id: str | None) -> None:
+    """The run changed in this kernel: refresh every card (and renderer) showing it."""
+    if not run_id:
+        return
+    shown = cards(run_id)
+    for card in shown:
+        card.refresh()
+    if not shown:
+        for link in _links(run_id):
+            link.refresh()
+
+
+def answer_run(sb: Any, run_id: str, interrupt_id: str | None, choice: str, value: Any = None) -> Any:
+    """Resume ``run_id`` with one answer if that interrupt is still open; else refresh its cards. The outcome or None."""
+    doc = card_document(sb, run_id)
+    open_ = doc.get("pending") or []
+    target = next((p for p in open_ if p["id"] == interrupt_id), None) if interrupt_id else (open_[:1] or [None])[0]
+    if target is None:
+        publish(run_id)
+        return None
+    live = [c for c in cards(run_id)]
+    observer = _Fanout(live)
+    try:
+        outcome: Any = sb.resume(doc["chain"][-1], answers={target["id"]: answer_for(target, choice, value)},
+                                 observer=observer)
+    except (SandboxError, TypeError, ValueError) as exc:  # a pause is an outcome too
+        outcome = exc
+    publish(run_id)
+    return outcome
+
+
+class _Fanout(Observer):
+    def __init__(self, shown: list[RunCard]):
+        self.shown = shown
+
+    def entries(self, run_id: str, entries: list[dict[str, Any]]) -> None:
+        for card in self.shown:
+            card.poke()
+
+
+# -- the comm: renderers in the browser ------------------------------------------------------
+
+
+class _Link:
+    """One renderer's comm, showing one run."""
+
+    def __init__(self, comm: Any, sb: Any, run_id: str):
+        self.comm, self.sb, self.run_id = comm, sb, run_id
+        self.sent = 0
+
+    def send(self, doc: dict[str, Any]) -> None:
+        if doc.get("version", 0) <= self.sent:
+            return
+        self.sent = doc.get("version", 0)
+        try:
+            self.comm.send({"type": "doc", "doc": doc})
+        except Exception:  # a closed comm: forget it
+            _drop(self)
+
+    def refresh(self) -> None:
+        doc = card_document(self.sb, self.run_id)
+        doc["store"] = mask(doc.get("store") or "")
+        self.send(doc)
+
+    def on_msg(self, msg: dict[str, Any]) -> None:
+        data = (msg.get("content") or {}).get("data") or {}
+        kind = data.get("type")
+        if kind == "answer":
+            choice = data.get("choice", "approve")
+            value = data.get("edited") if choice == "edit" else data.get("reason")
+            answer_run(self.sb, self.run_id, data.get("interrupt_id"), choice, value)
+            self.refresh()
+        elif kind == "journal":
+            self.comm.send({"type": "journal", "rows": full_rows(self.sb, self.run_id)})
+        else:
+            self.refresh()
+
+
+def _links(run_id: str | None) -> list[_Link]:
+    with _lock:
+        return list(_LINKS.get(run_id or "", []))
+
+
+def _drop(link: _Link) -> None:
+    with _lock:
+        if link in _LINKS.get(link.run_id, []):
+            _LINKS[link.run_id].remove(link)
+
+
+def _open(comm: Any, msg: dict[str, Any]) -> None:
+    from .defaults import configured_store, sandbox_for
+
+    data = (msg.get("content") or {}).get("data") or {}
+    run_id = str(data.get("run_id") or "")
+    store = data.get("store") or None
+    if store and mask(configured_store()) == store:
+        store = None  # the default store (its URL may hold a password the card does not)
+    link = _Link(comm, sandbox_for(store), run_id)
+    with _lock:
+        _LINKS.setdefault(run_id, []).append(link)
+    comm.on_msg(link.on_msg)
+    comm.on_close(lambda _msg: _drop(link))
+    link.refresh()
+    _watch()
+
+
+def register_comm_target(ip: Any) -> bool:
+    """Register the cards' comm target on the shell's kernel (none in a plain IPython shell)."""
+    kernel = getattr(ip, "kernel", None)
+    manager = getattr(kernel, "comm_manager", None)
+    if manager is None:
+        return False
+    manager.register_target(COMM_TARGET, _open)
+    return True
+
+
+# -- the poller: changes made elsewhere ---------------------------------------------------------
+
+
+def _watched() -> dict[Any, list[tuple[str, list[RunCard], list[_Link]]]]:
+    by_store: dict[Any, dict[str, tuple[list[RunCard], list[_Link]]]] = {}
+    with _lock:
+        for card in _CARDS:
+            if card.run_id:
+                by_store.setdefault(card.sb, {}).setdefault(card.run_id, ([], []))[0].append(card)
+        for run_id, links in _LINKS.items():
+            for link in links:
+                by_store.setdefault(link.sb, {}).setdefault(run_id, ([], []))[1].append(link)
+    return {sb: [(rid, c, li) for rid, (c, li) in runs.items()] for sb, runs in by_store.items()}
+
+
+def _signature(sb: Any, run_id: str) -> tuple:
+    sig, row, n = [], sb.store.get_run(run_id), 0
+    sig.append((row.status, row.updated, row.attempt))
+    while row.status == "continued" and row.successor and n < 1000:
+        row, n = sb.store.get_run(row.successor), n + 1
+        sig.append((row.status, row.updated, row.attempt))
+    return tuple(sig)
+
+
+def poll_once(counters: dict[Any, int], signatures: dict[tuple[Any, str], tuple]) -> None:
+    """One look at each watched store: redraw the runs whose rows changed since the last look."""
+    for sb, runs in _watched().items():
+        try:
+            counter = sb.store.change_counter()
+        except Exception:  # a closed store
+            continue
+        if counters.get(sb) == counter:
+            continue
+        counters[sb] = counter
+        for run_id, shown, links in runs:
+            try:
+                sig = _signature(sb, run_id)
+            except Exception:
+                continue
+            if signatures.get((sb, run_id)) != sig:  # also at first sight: it may have moved since it was drawn
+                signatures[(sb, run_id)] = sig
+                for card in shown:
+                    card.refresh()
+                for link in links:
+                    link.refresh()
+
+
+def _poll() -> None:
+    counters: dict[Any, int] = {}
+    signatures: dict[tuple[Any, str], tuple] = {}
+    while True:
+        time.sleep(POLL_SECONDS)
+        try:
+            poll_once(counters, signatures)
+        except Exception:  # the poller must outlive any one store's trouble
+            pass
+
+
+def _watch() -> None:
+    global _poller
+    with _lock:
+        if _poller is None or not _poller.is_alive():
+            _poller = threading.Thread(target=_poll, name="jupyter-sandbox-cards", daemon=True)
+            _poller.start()
