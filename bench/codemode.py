@@ -117,9 +117,11 @@ def live_difference(repeat: int, n: int) -> tuple[float, float]:
         sb.action(send, name="typed")
         sb.action(lambda msg: {"sent": True, "id": "m1"}, name="untyped")
         sb.eval(script % "typed", input=10)
-        typed = median_of(lambda: sb.eval(script % "typed", input=n), repeat) / n * 1e6
-        untyped = median_of(lambda: sb.eval(script % "untyped", input=n), repeat) / n * 1e6
-    return typed - untyped, untyped
+        typed, untyped = [], []
+        for _ in range(repeat):  # alternated, so a change in the machine's load hits both alike
+            typed.append(median_of(lambda: sb.eval(script % "typed", input=n), 1) / n * 1e6)
+            untyped.append(median_of(lambda: sb.eval(script % "untyped", input=n), 1) / n * 1e6)
+    return statistics.median(t - u for t, u in zip(typed, untyped, strict=True)), statistics.median(untyped)
 
 
 def hundred_specs() -> list:

@@ -394,3 +394,15 @@ def test_an_issue_quoting_a_huge_value_is_cut(sb):
         sb.eval("await actions.count('x'.repeat(100000))")
     [issue] = info.value.issues
     assert issue["message"].endswith("…") and len(issue["message"]) <= 301
+
+
+def test_a_result_uses_the_field_names_its_declared_schema_shows(sb):
+    class Out(BaseModel):
+        x: int = Field(alias="the-x")
+
+    @sb.action
+    def aliased() -> Out:
+        return Out(**{"the-x": 1})
+
+    assert sb.catalog(["aliased"])[0].output_schema["properties"].keys() == {"the-x"}
+    assert sb.eval("return await actions.aliased()").output == {"the-x": 1}

@@ -126,9 +126,8 @@ def spec_for(fn: Callable[..., Any], name: str, *, input_schema: Any = None, out
         if output_schema is not None:
             _explicit_output(spec, output_schema)
         elif returned is not _NOTHING:
-            adapter = TypeAdapter(returned)
-            spec.output_schema = adapter.json_schema(mode="serialization")
-            spec._dump = lambda value: adapter.dump_python(value, mode="json", warnings=False)
+            spec.output_schema = TypeAdapter(returned).json_schema(mode="serialization")
+            spec._dump = to_jsonable_python  # by the value's own type, with aliases as the schema names them
         if spec._validate is not None and spec._dump is None:
             spec._dump = to_jsonable_python
     except InvalidValue:
@@ -245,9 +244,7 @@ def _explicit_output(spec: ActionSpec, schema: Any) -> None:
         validators.validator_for(schema).check_schema(schema)
         spec.output_schema, spec._dump = schema, to_jsonable_python
         return
-    adapter = TypeAdapter(schema)
-    spec.output_schema = adapter.json_schema(mode="serialization")
-    spec._dump = lambda value: adapter.dump_python(value, mode="json", warnings=False)
+    spec.output_schema, spec._dump = TypeAdapter(schema).json_schema(mode="serialization"), to_jsonable_python
 
 
 def issue_path(location: Any) -> str:
