@@ -158,6 +158,7 @@ EFFECTS = {
     "delegate returning undefined": ("await ctx.delegate({script: 'return undefined'})", "null"),
     "delegate failing": ("await ctx.delegate({script: 'throw new Error(\"child broke\")'})"
                          ".catch((e) => e.name)", 'string:"ActionError"'),
+    "delegate that parks": ("await ctx.delegate({script: 'await ctx.sleep(60000); return null'})", "null"),
     "agent": ("await ctx.agent({agent: 'echo', input: {a: [true]}})", '{"a":[boolean:true]}'),
     "agent after its approval": ("await ctx.agent({agent: 'asks', input: 1})", "boolean:true"),
     "step": ("await ctx.step('s', async () => await ctx.sleep(1))", "null"),
