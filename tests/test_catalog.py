@@ -178,15 +178,32 @@ def test_an_explicit_type_schema_replaces_the_hints():
 
 
 def test_a_broken_explicit_schema_is_refused_when_registered(sb):
-    with pytest.raises(Exception, match="not valid under any of the given schemas|is not of type"):
+    with pytest.raises(TypeError, match="action bad: its explicit schema is not usable: .*is not valid"):
         sb.action(lambda x: x, name="bad", input_schema={"type": "no-such-type"})
 
 
-def test_a_hint_that_names_nothing_is_refused_naming_the_action(sb):
-    def act(x: "NoSuchType"): ...  # noqa: F821
+def test_a_hint_that_names_nothing_leaves_the_action_untyped_with_a_warning(sb):
+    def act(x: "NoSuchType"):  # noqa: F821
+        return x
 
-    with pytest.raises(TypeError, match="action act: cannot read its type hints"):
+    with pytest.warns(UserWarning, match="action act: its type hints cannot be read .*NoSuchType"):
         sb.action(act)
+    assert sb.eval("return await actions.act(5)").output == 5
+
+
+def test_a_class_pydantic_cannot_describe_leaves_that_side_unknown_with_a_warning(sb):
+    class Opaque:
+        pass
+
+    def act(x: Opaque) -> Opaque:
+        return {"ok": True}
+
+    with pytest.warns(UserWarning) as caught:
+        sb.action(act)
+    assert [str(w.message).split(" (")[0] for w in caught] == ["action act: its input is unchecked",
+                                                               "action act: its output is undeclared"]
+    assert sb.catalog(["act"])[0].input_schema is None
+    assert sb.eval("return await actions.act(1)").output == {"ok": True}
 
 
 def test_issue_paths_read_like_the_input():

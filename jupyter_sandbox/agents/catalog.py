@@ -27,6 +27,7 @@ from __future__ import annotations
 import inspect
 import json
 import typing
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,29 +113,41 @@ def spec_for(fn: Callable[..., Any], name: str, *, input_schema: Any = None, out
     described = {p.arg_name: p.description for p in doc.params if p.description}
     text = "\n\n".join(t for t in (doc.short_description, doc.long_description) if t) or None
     spec = ActionSpec(name, text, returns=doc.returns.description if doc.returns else None)
+    # Hints that give no schema (a name defined nowhere, a class pydantic cannot describe) leave that side
+    # unknown, with a warning: an annotation never stops a function that worked untyped from registering.
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
-    except Exception as exc:  # an annotation that names something undefined
-        raise TypeError(f"action {name}: cannot read its type hints: {exc}") from None
+    except Exception as exc:
+        _unchecked(name, "its type hints cannot be read", exc)
+        hints = {}
     params = [p for p in signature.parameters.values()
               if p.name != "resume" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     try:
         _derive_input(spec, params, hints, described, signature)
-        if input_schema is not None:
-            _explicit_input(spec, input_schema)
-        returned = hints.get("return", _NOTHING)
-        if output_schema is not None:
-            _explicit_output(spec, output_schema)
-        elif returned is not _NOTHING:
+    except Exception as exc:
+        _unchecked(name, "its input is unchecked", exc)
+    returned = hints.get("return", _NOTHING)
+    if output_schema is None and returned is not _NOTHING:
+        try:
             spec.output_schema = TypeAdapter(returned).json_schema(mode="serialization")
             spec._dump = to_jsonable_python  # by the value's own type, with aliases as the schema names them
-        if spec._validate is not None and spec._dump is None:
-            spec._dump = to_jsonable_python
-    except InvalidValue:
-        raise
-    except Exception as exc:  # pydantic's schema errors name the type; say which action too
-        raise TypeError(f"action {name}: cannot derive a schema: {str(exc).splitlines()[0]}") from None
+        except Exception as exc:
+            _unchecked(name, "its output is undeclared", exc)
+    try:  # explicit schemas were asked for: one that does not work is an error
+        if input_schema is not None:
+            _explicit_input(spec, input_schema)
+        if output_schema is not None:
+            _explicit_output(spec, output_schema)
+    except Exception as exc:
+        raise TypeError(f"action {name}: its explicit schema is not usable: {str(exc).splitlines()[0]}") from None
+    if spec._validate is not None and spec._dump is None:
+        spec._dump = to_jsonable_python
     return spec
+
+
+def _unchecked(name: str, what: str, exc: Exception) -> None:
+    warnings.warn(f"action {name}: {what} (no schema from its type hints: {str(exc).splitlines()[0]})",
+                  stacklevel=4)
 
 
 def _fields_mode(params: list[inspect.Parameter], hints: dict[str, Any]) -> bool:
