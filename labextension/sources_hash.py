@@ -19,8 +19,8 @@ RECORD = ROOT / "jupyter_sandbox" / "labextension" / "sources.sha256"
 def source_files(root: Path = ROOT) -> list[Path]:
     """Every file the bundle is built from, sorted."""
     ext = root / "labextension"
-    files = [ext / "package.json", root / "jupyter_sandbox/notebook/widgets/static/timeline.js",
-             root / "jupyter_sandbox/notebook/widgets/static/timeline.css"]
+    static = root / "jupyter_sandbox/notebook/widgets/static"
+    files = [ext / "package.json", *(static / n for n in ("timeline.js", "timeline.css", "card.js", "card.css"))]
     for folder in ("src", "style"):
         files += [p for p in (ext / folder).rglob("*") if p.is_file()]
     return sorted(files)

@@ -1,4 +1,4 @@
-"""The magics and widgets in-process: an IPython shell, no kernel, clicks by ``button.click()``."""
+"""The magics and the run card in-process: an IPython shell, no kernel; clicks as the comm messages a card sends."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from IPython.utils.capture import capture_output
 import jupyter_sandbox
 from jupyter_sandbox.notebook import defaults as notebook
 from jupyter_sandbox.notebook.magics import SandboxMagics
-from jupyter_sandbox.notebook.widgets import follow
-from jupyter_sandbox.notebook.widgets.panel import answer_for, panels
-from jupyter_sandbox.notebook.widgets.run_view import views
+from jupyter_sandbox.notebook import cards as card_registry
+from jupyter_sandbox.notebook.card_doc import CARD_MIME
+from jupyter_sandbox.notebook.cards import answer_for, cards
 from jupyter_sandbox.errors import Interrupt
 
 APPROVE = """
@@ -38,6 +38,8 @@ def ip(testing_shell, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the default store is .sandbox/runs.sqlite under the cwd
     shell = testing_shell
     notebook._reset()
+    card_registry._CARDS.clear()
+    card_registry._LINKS.clear()
     jupyter_sandbox.load_ipython_extension(shell)  # what %load_ext calls, with fresh config each test
     shell.user_ns["calls"] = calls = {"fetch": 0, "send": []}
 
@@ -80,6 +82,40 @@ def sandbox():
     return notebook.default_sandbox()
 
 
+def card():
+    """The newest card of this kernel."""
+    return cards()[-1]
+
+
+class FakeComm:
+    """What the kernel side of a card's comm needs: ``send``, ``on_msg``, ``on_close``; ``click`` is the browser."""
+
+    def __init__(self):
+        self.sent, self.handler = [], None
+
+    def send(self, data):
+        self.sent.append(data)
+
+    def on_msg(self, handler):
+        self.handler = handler
+
+    def on_close(self, handler):
+        pass
+
+    def click(self, **data):
+        self.handler({"content": {"data": data}})
+
+    def docs(self):
+        return [m["doc"] for m in self.sent if m["type"] == "doc"]
+
+
+def attach(run_id, store=None):
+    """Open a comm as the labextension's renderer does for a card of ``run_id``."""
+    comm = FakeComm()
+    card_registry._open(comm, {"content": {"data": {"run_id": run_id, "store": store}}})
+    return comm
+
+
 # -- the cell magic ------------------------------------------------------------------------
 
 
@@ -99,7 +135,7 @@ def test_input_from_a_variable_and_output_into_one(ip):
     result, cap = cell(ip, "-i value -o out --name io", "return {got: ctx.input, n: ctx.input.a.length}")
     assert result.success
     assert ip.user_ns["out"] == {"got": {"a": [1, 2]}, "n": 2}
-    assert "stored in <code>out</code>" in html(cap) and sandbox().runs()[0].name == "io"
+    assert "(in <code>out</code>)" in html(cap) and sandbox().runs()[0].name == "io"
 
 
 def test_missing_input_variable_is_a_usage_error(ip):
@@ -168,49 +204,79 @@ def test_errors_render_without_a_python_traceback(ip):
     assert "LintError: workflow.js:1:1: `setTimeout`" in cap.stdout and "Traceback" not in cap.stdout
 
 
-def test_live_view_shows_console_progress_timeline_and_output(ip):
-    result, cap = cell(ip, "-o out", "console.warn('careful')\nctx.progress({done: 1, total: 4, message: 'rows'})\n"
-                                     "await actions.fetch(1)\nreturn 'ok'")
-    view = views()[-1]
-    assert "careful" in view.console.value and view.bar.value == 25.0 and view.bar_label.value == "rows 1/4"
-    timeline = view.context.timelines[view.run_id]
-    assert len(timeline.document["entries"]) == len(sandbox().timeline(view.run_id)["entries"])
-    assert timeline.document["run"]["status"] == "completed"
-    assert "&quot;ok&quot;" in html(cap) and "data-seq" in html(cap)  # the static copy, for saved notebooks
+def test_the_card_shows_console_timeline_and_output_from_the_store(ip):
+    result, cap = cell(ip, "-o out", "console.warn('careful')\nawait actions.fetch(1)\nreturn 'ok'")
+    doc = card().doc
+    assert doc["status"] == "completed" and doc["output"] == {"p": '"ok"'} and doc["console"][0]["msg"] == "careful"
+    assert doc["entries"] == len(sandbox().timeline(doc["run_id"])["entries"])
+    last = cap.outputs[-1].data
+    assert last[CARD_MIME]["status"] == "completed" and "application/vnd.jupyter.widget-view+json" not in last
+    assert "&quot;ok&quot;" in last["text/html"] and 'data-status="completed"' in last["text/html"]
 
 
-# -- the approval panel ---------------------------------------------------------------------
+# -- answering ------------------------------------------------------------------------------------
 
 
-def test_approve_resumes_in_the_panel_and_stores_the_output(ip):
+def test_approve_resumes_the_run_and_stores_the_output(ip):
     cell(ip, "-o out", APPROVE)
-    panel = panels()[-1]
-    assert panel.interrupt.approval and '"to": "ana"' in panel.edit_text.value and "send" in panel.title.value
-    panel.approve_button.click()
-    panel.approve_button.click()  # a second click does nothing
-    panel.reject_button.click()
+    shown = card()
+    (pending,) = shown.doc["pending"]
+    assert pending["approval"] and '"to": "ana"' in pending["edit"] and pending["name"] == "send"
+    comm = attach(shown.run_id)
+    comm.click(type="answer", interrupt_id=pending["id"], choice="approve")
+    comm.click(type="answer", interrupt_id=pending["id"], choice="approve")  # a second click only refreshes
+    comm.click(type="answer", interrupt_id=pending["id"], choice="reject")
     assert ip.user_ns["calls"] == {"fetch": 1, "send": [{"to": "ana", "n": 3}]}
-    assert ip.user_ns["out"] == {"sent": "ana"} and all(b.disabled for b in panel.buttons)
-    assert panel.view.outcome.output == {"sent": "ana"}
+    assert ip.user_ns["out"] == {"sent": "ana"} and shown.doc["status"] == "completed"
+
+
+def test_answering_replaces_the_pending_panel_in_place(ip):
+    _, cap = cell(ip, "-o out", APPROVE)
+    shown = card()
+    shown.approve()
+    doc = shown.doc
+    assert doc["pending"] == [] and doc["answered"][0]["approved"] and doc["status"] == "completed"
+    html_now = shown.bundle(doc)["text/html"]
+    assert html_now.count('class="jsbx-host jsbx-card"') == 1 and "data-act=\"approve\"" not in html_now
+    assert len(cards()) == 1  # no new card inside the old one
+
+
+def test_three_answers_leave_one_card_with_three_decisions(ip):
+    cell(ip, "-o out", "const a = []\nfor (const to of ['a', 'b', 'c']) a.push((await actions.send({to})).sent)\n"
+                       "return a")
+    shown = card()
+    for _ in range(3):
+        shown.approve()
+    assert ip.user_ns["out"] == ["a", "b", "c"] and len(cards()) == 1
+    assert [a["approved"] for a in shown.doc["answered"]] == [True] * 3 and shown.doc["pending"] == []
 
 
 def test_reject_with_a_reason_runs_the_catch_branch(ip):
     cell(ip, "-o out", APPROVE)
-    panel = panels()[-1]
-    panel.reason_text.value = "too late"
-    panel.reject_button.click()
+    comm = attach(card().run_id)
+    comm.click(type="answer", interrupt_id=card().doc["pending"][0]["id"], choice="reject", reason="too late")
     assert ip.user_ns["out"] == {"rejected": "send was rejected: too late"} and ip.user_ns["calls"]["send"] == []
+    assert card().doc["answered"][0] == {**card().doc["answered"][0], "approved": False, "reason": "too late"}
 
 
-def test_edit_sends_the_edited_input_and_refuses_invalid_json(ip):
+def test_edit_sends_the_edited_input(ip):
     cell(ip, "-o out", APPROVE)
-    panel = panels()[-1]
-    panel.edit_text.value = "{oops"
-    panel.edit_button.click()
-    assert not panel.answered and "not valid JSON" in panel.message.value
-    panel.edit_text.value = '{"to": "bob"}'
-    panel.edit_button.click()
+    comm = attach(card().run_id)
+    comm.click(type="answer", interrupt_id=card().doc["pending"][0]["id"], choice="edit", edited={"to": "bob"})
     assert ip.user_ns["calls"]["send"] == [{"to": "bob"}] and ip.user_ns["out"] == {"sent": "bob"}
+
+
+def test_a_stale_click_only_refreshes(ip):
+    cell(ip, "--name stale -o out", APPROVE)
+    first = card()
+    interrupt = first.doc["pending"][0]["id"]
+    comm = attach(first.run_id)
+    cell(ip, "%sandbox resume stale --answer true", None)  # answered elsewhere
+    sent_before = len(comm.docs())
+    comm.click(type="answer", interrupt_id=interrupt, choice="reject")
+    assert ip.user_ns["calls"]["send"] == [{"to": "ana", "n": 3}] and ip.user_ns["out"] == {"sent": "ana"}
+    assert len(comm.docs()) >= sent_before and comm.docs()[-1]["status"] == "completed"
+    assert first.approve() is None  # from Python too: nothing open, nothing answered
 
 
 def test_answers_for_ordinary_and_approval_interrupts():
@@ -234,15 +300,13 @@ def ask(question, resume=None):
     return resume.value
 """)
     cell(ip, "-o out", "return await ctx.parallel([() => actions.ask('a'), () => actions.ask('b')])")
-    first, second = panels()[-2:]
-    assert first.interrupt.id != second.interrupt.id
-    assert "<b>a?</b>" in first.payload.value and "question" in first.payload.value
-    second.edit_text.value = '"B"'
-    second.edit_button.click()
-    assert "out" not in ip.user_ns and not first.answered  # b answered; a still waits, in its own panel
-    assert second.view.panels.children == ()
-    first.approve_button.click()
-    assert ip.user_ns["out"] == [True, "B"]
+    shown = card()
+    first, second = shown.doc["pending"]
+    assert first["id"] != second["id"] and first["html"] == "<b>a?</b>" and "question" in first["data"]["p"]
+    shown.answer(second["id"], "edit", "B")
+    assert "out" not in ip.user_ns and [p["id"] for p in shown.doc["pending"]] == [first["id"]]
+    shown.answer(first["id"], "approve")
+    assert ip.user_ns["out"] == [True, "B"] and len(cards()) == 1
 
 
 # -- the line magic ---------------------------------------------------------------------------
@@ -252,7 +316,7 @@ def test_runs_lists_names_and_statuses(ip):
     cell(ip, "--name one", "return 1")
     cell(ip, "--name two", APPROVE)
     _, cap = cell(ip, "%sandbox runs", None)
-    lines = text(cap).splitlines()
+    lines = text(cap).splitlines()[1:]
     assert lines[0].split()[:3] == ["id", "name", "status"]
     assert lines[1].split()[1:3] == ["two", "interrupted"] and lines[2].split()[1:3] == ["one", "completed"]
     assert "<table" in html(cap)
@@ -262,16 +326,29 @@ def test_runs_lists_names_and_statuses(ip):
     assert "%sandbox needs a subcommand: runs, show, resume" in cap.stderr
 
 
-def test_show_displays_the_timeline_and_a_panel_per_pending_interrupt(ip):
+def test_runs_names_the_store_it_looked_in(ip, tmp_path):
+    _, cap = cell(ip, "%sandbox --store empty.sqlite runs", None)
+    assert text(cap) == f"no runs in {tmp_path / 'empty.sqlite'}"
+    cell(ip, "--name one", "return 1")
+    _, cap = cell(ip, "%sandbox runs", None)
+    assert text(cap).startswith(f"runs in {tmp_path / '.sandbox' / 'runs.sqlite'}\n")
+
+
+def test_show_displays_the_runs_card_with_its_open_interrupts(ip):
     cell(ip, "--name later", APPROVE)
-    old = panels()[-1]
     _, cap = cell(ip, "%sandbox show later", None)
-    assert "application/vnd.jupyter-sandbox.timeline+json" in cap.outputs[0].data
-    assert 'data-kind="interrupt"' in html(cap)
-    fresh = panels()[-1]
-    assert fresh is not old and old.answered  # the newer panel supersedes the older one
-    fresh.approve_button.click()
-    assert sandbox().runs()[0].status == "completed"
+    assert cap.outputs[0].data[CARD_MIME]["pending"][0]["name"] == "send"
+    assert 'data-act="approve"' in html(cap)
+    card().approve()
+    assert sandbox().runs()[0].status == "completed" and cards()[0].doc["status"] == "completed"
+
+
+def test_resume_in_another_cell_refreshes_the_first_card_and_fills_its_out(ip):
+    cell(ip, "--name raffle -o out", APPROVE)
+    first = card()
+    cell(ip, "%sandbox resume raffle --answer true", None)
+    assert first.doc["status"] == "completed" and first.doc["pending"] == []
+    assert ip.user_ns["out"] == {"sent": "ana"}  # the first cell's -o, though another cell resumed it
 
 
 def test_resume_answers_or_rejects(ip):
@@ -299,7 +376,7 @@ def test_resume_with_edited_source_renders_the_mismatch(ip):
 
 def test_signal_wakes_a_parked_run(ip):
     result, cap = cell(ip, "--name waiter -o out", "const e = await ctx.waitForEvent({type: 'go'})\nreturn e.value")
-    assert result.success and "parked" in html(cap) + views()[-1].status.value
+    assert result.success and card().doc["status"] == "parked"
     cell(ip, "%sandbox signal waiter {\"type\": \"go\", \"value\": 7}", None)
     assert ip.user_ns["out"] == 7  # the parked cell's -o, filled when the signal resumed it
     _, cap = cell(ip, "%sandbox signal waiter {\"type\": \"late\"}", None)
@@ -309,26 +386,36 @@ def test_signal_wakes_a_parked_run(ip):
 def test_scheduler_wakes_a_parked_cell_and_fills_its_output(ip):
     ip.run_line_magic("config", "SandboxMagics.scheduler_interval = 0.1")
     cell(ip, "-o out", "await ctx.sleep(1100)\nreturn 'woke'")
-    view = views()[-1]
-    assert "parked" in view.status.value
+    shown = card()
+    assert shown.doc["status"] == "parked"
     deadline = time.monotonic() + 5
     while ip.user_ns.get("out") != "woke" and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert ip.user_ns.get("out") == "woke" and "completed" in view.status.value
+    assert ip.user_ns.get("out") == "woke" and shown.doc["status"] == "completed"
 
 
-def test_a_cell_follows_its_run_woken_by_another_kernel(ip, tmp_path, monkeypatch):
-    monkeypatch.setattr(follow, "INTERVAL", 0.05)
+def test_a_card_follows_its_run_resumed_by_another_kernel(ip, tmp_path):
     ip.run_line_magic("config", "SandboxMagics.scheduler_interval = 0")  # this kernel's scheduler stays off
-    cell(ip, "-o out", "await ctx.sleep(1100)\nreturn 'woke elsewhere'")
-    view = views()[-1]
-    time.sleep(1.2)
+    cell(ip, "-o out", APPROVE)
+    shown = card()
+    comm = attach(shown.run_id)
+    counters, signatures = {}, {}
+    card_registry.poll_once(counters, signatures)  # what the poller thread does every 0.5 s
     with jupyter_sandbox.Sandbox(tmp_path / ".sandbox" / "runs.sqlite") as other:  # a second notebook's kernel
-        assert [run_id for run_id, _ in other.run_due()] == [view.run_id]
-    deadline = time.monotonic() + 3
-    while ip.user_ns.get("out") is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert ip.user_ns.get("out") == "woke elsewhere" and "completed" in view.status.value
+        other.action(name="fetch")(lambda query: {"n": 0})  # replayed, not called
+        other.action(approval=True, name="send")(lambda msg: {"sent": "from elsewhere"})
+        other.resume(shown.run_id, True)
+    card_registry.poll_once(counters, signatures)
+    assert shown.doc["status"] == "completed" and ip.user_ns["out"] == {"sent": "from elsewhere"}
+    assert comm.docs()[-1]["status"] == "completed"
+
+
+def test_an_unchanged_store_is_not_read_again(ip, monkeypatch):
+    cell(ip, "-o out", APPROVE)
+    counters, signatures = {}, {}
+    card_registry.poll_once(counters, signatures)
+    monkeypatch.setattr(card().sb, "timeline", None)  # a redraw would call it
+    card_registry.poll_once(counters, signatures)
 
 
 def test_check_reports_determinism_or_the_divergence(ip):
@@ -342,7 +429,7 @@ def test_check_reports_determinism_or_the_divergence(ip):
 
 def test_fork_tries_another_answer(ip):
     cell(ip, "--name f -o out", APPROVE)
-    panels()[-1].approve_button.click()
+    card().approve()
     seq = next(e["seq"] for e in sandbox().timeline(sandbox().runs()[0].id)["entries"] if e["kind"] == "interrupt")
     cell(ip, f"%sandbox fork f --at {seq + 1} --answer false --name what-if -o out", None)
     assert ip.user_ns["out"] == {"rejected": "send was rejected"}

@@ -157,7 +157,10 @@ class RunCard:
     def _flush(self) -> None:
         with _lock:
             self._timer, self._push_at = None, time.monotonic()
-        self.refresh()
+        try:
+            self.refresh()
+        except SandboxError:  # the store closed meanwhile: nothing left to show
+            pass
 
     def observer(self) -> Observer:
         return _Live(self)

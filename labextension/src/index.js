@@ -10,6 +10,7 @@
  * is typed or removed.
  */
 import { Compartment, EditorState, Prec } from '@codemirror/state';
+import { cardPlugin } from './card.js';
 import {
   EditorExtensionRegistry,
   IEditorExtensionRegistry,
@@ -63,4 +64,4 @@ const highlighting = {
   }
 };
 
-export default [highlighting];
+export default [highlighting, cardPlugin];
