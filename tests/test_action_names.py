@@ -2,7 +2,8 @@
 
 The rule (``jupyter_sandbox.actions.check_name``): one or more identifiers joined by dots, none a member of
 ``Object.prototype`` nor ``prototype``, and no name the namespace of another. Every accepted name is a plain
-own property of ``actions`` in the realm, and the other actions still work beside it.
+own property of ``actions`` (a dotted one of its namespace object: ``actions.files.read_file``) in the realm,
+and the other actions still work beside it.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from jupyter_sandbox.actions import RESERVED_NAMES
 PROTOTYPE_MEMBERS = "return Object.getOwnPropertyNames(Object.prototype)"
 
 PROBE = """
-const name = ctx.input;
-const own = Object.getOwnPropertyDescriptor(actions, name);
+const path = ctx.input.split(".");  // a dotted name is a method of a namespace object: actions.files.read_file
+let holder = actions;
+for (const key of path.slice(0, -1)) holder = holder[key];
+const own = Object.getOwnPropertyDescriptor(holder, path[path.length - 1]);
 return {own: own !== undefined && typeof own.value === "function", keys: Object.keys(actions).sort(),
-        called: await actions[name](7), ping: await actions.ping(1)};
+        called: await own.value(7), ping: await actions.ping(1)};
 """
 
 
@@ -121,4 +124,4 @@ def test_any_name_is_either_refused_or_a_plain_own_property_beside_the_others(na
     if name == "ping":
         return  # replaced the probe's own action
     seen = sb.eval(PROBE, input=name).output
-    assert seen == {"own": True, "keys": sorted(["ping", name]), "called": 70, "ping": 2}
+    assert seen == {"own": True, "keys": sorted({"ping", name.split(".")[0]}), "called": 70, "ping": 2}

@@ -271,8 +271,8 @@ class Renderer:
         return name
 
 
-def _signature(spec: Any, aliases: dict[str, str]) -> str:
-    """One action's method signature with its JSDoc."""
+def _signature(spec: Any, aliases: dict[str, str], indent: str = INDENT) -> str:
+    """One action's method signature with its JSDoc (its key is the last segment of a dotted name)."""
     prefix = "".join(w[:1].upper() + w[1:] for w in re.split(r"[^A-Za-z0-9]+", spec.name) if w) + "_"
     lines = [spec.description or ""]
     if spec.approval:
@@ -282,21 +282,37 @@ def _signature(spec: Any, aliases: dict[str, str]) -> str:
         lines.append(f"@param input {schema['description']}")
     if spec.returns:
         lines.append(f"@returns {spec.returns}")
-    doc = _doc("\n".join(line for line in lines if line), INDENT)
+    doc = _doc("\n".join(line for line in lines if line), indent)
     output = "any" if spec.output_schema is None else Renderer(spec.output_schema, aliases=aliases,
-                                                               prefix=prefix).type(spec.output_schema, 0, INDENT)
+                                                               prefix=prefix).type(spec.output_schema, 0, indent)
     if not spec.takes_input:
         params = ""
     else:
-        kind = "unknown" if schema is None else Renderer(schema, aliases=aliases, prefix=prefix).type(schema, 0, INDENT)
+        kind = "unknown" if schema is None else Renderer(schema, aliases=aliases, prefix=prefix).type(schema, 0, indent)
         params = f"input{'?' if spec.input_optional else ''}: {kind}, options?: CallOptions"
-    return f"{doc}{INDENT}{property_key(spec.name)}({params}): Promise<{output}>;\n"
+    return f"{doc}{indent}{property_key(spec.name.rsplit('.', 1)[-1])}({params}): Promise<{output}>;\n"
+
+
+def _members(specs: list[Any], aliases: dict[str, str], depth: int = 0, indent: str = INDENT) -> str:
+    """The members of ``actions`` (or of one namespace in it): a dotted name (``files.read_file``) is a
+    method of a nested object, as the script reaches it (``actions.files.read_file``)."""
+    out, groups = [], {}
+    for spec in specs:
+        segments = spec.name.split(".")
+        if len(segments) == depth + 1:
+            out.append(_signature(spec, aliases, indent))
+        else:
+            groups.setdefault(segments[depth], []).append(spec)
+    for key, members in groups.items():
+        out.append(f"{indent}{property_key(key)}: {{\n{_members(members, aliases, depth + 1, indent + INDENT)}"
+                   f"{indent}}};\n")
+    return "".join(out)
 
 
 def declarations(specs: Iterable[Any], *, preamble: bool = True) -> str:
     """The declarations of a script's world for these catalog entries (``agents.catalog.ActionSpec``)."""
     aliases: dict[str, str] = {}
-    methods = "".join(_signature(spec, aliases) for spec in specs)
+    methods = _members(list(specs), aliases)
     methods = _merge_aliases(aliases, methods)
     parts = [PREAMBLE if preamble else "", "declare const actions: {\n", methods, "};\n"]
     if aliases:

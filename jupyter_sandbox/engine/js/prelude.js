@@ -741,14 +741,37 @@ const ctx = {
 // as ctx.call does, so `await actions.publsh(x)` throws a catchable ActionError
 // instead of "not a function". `then` and `toJSON` stay absent: `actions` is no
 // thenable, and serialises as {}. Test for an action with `"name" in actions`.
-const unregistered = new ProxyCtor(ObjectCreate(ObjectProto), {
-  __proto__: null,
-  get(target, name, receiver) {
-    if (typeof name !== "string" || name in target) return reflectGet(target, name, receiver);
-    if (name === "then" || name === "toJSON") return undefined;
-    return (input, options) => callAction(name, input, options);
-  },
-});
+// A namespace (`actions.files`, for the actions named `files.*`) has one of its own,
+// so `actions.files.reed_file(x)` fails the same way, naming `files.reed_file`.
+function unregisteredIn(prefix) {
+  return new ProxyCtor(ObjectCreate(ObjectProto), {
+    __proto__: null,
+    get(target, name, receiver) {
+      if (typeof name !== "string" || name in target) return reflectGet(target, name, receiver);
+      if (name === "then" || name === "toJSON") return undefined;
+      return (input, options) => callAction(prefix + name, input, options);
+    },
+  });
+}
+const unregistered = unregisteredIn("");
+
+// `actions.a.b.c` for the action named "a.b.c": one frozen object per namespace
+// (check_name in actions.py keeps a name from also being a namespace).
+function namespaceFor(root, name) {
+  const segments = name.split(".");
+  let object = root;
+  for (let i = 0; i < segments.length - 1; i++) {
+    const key = segments[i];
+    if (!hasOwn(object, key)) put(object, key, ObjectCreate(unregisteredIn(segments.slice(0, i + 1).join(".") + ".")));
+    object = object[key];
+  }
+  return [object, segments[segments.length - 1]];
+}
+
+function freezeDeep(object) {
+  for (const key of ObjectKeys(object)) if (typeof object[key] === "object") freezeDeep(object[key]);
+  return ObjectFreeze(object);
+}
 
 let inputValue = null;
 
@@ -780,9 +803,10 @@ function installGlobals(settings) {
   G.data = {};
   const actions = ObjectCreate(unregistered);
   for (const name of settings.actions) {
-    put(actions, name, (input, options) => callAction(name, input, options));
+    const [holder, key] = namespaceFor(actions, name);
+    put(holder, key, (input, options) => callAction(name, input, options));
   }
-  G.actions = ObjectFreeze(actions);
+  G.actions = freezeDeep(actions);
   G.ctx = ObjectFreeze(ctx);
 }
 
