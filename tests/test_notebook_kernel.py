@@ -1,9 +1,10 @@
 """The notebook experience through a real kernel: nbclient runs notebooks built here.
 
-Clicks are sent as the front end sends them: a ``comm_msg`` with
-``{"method": "custom", "content": {"event": "click"}}`` to the button's model,
-on the shell channel, between two cells (a cell's own clicks would be queued
-until it ends). Assertions live in the cells: a failing one fails the test with
+Clicks are sent as the labextension's card renderer sends them: a
+``comm_open`` to the kernel's ``jupyter_sandbox.card`` target with the run id,
+then a ``comm_msg`` ``{"type": "answer", "interrupt_id", "choice"}``, on the
+shell channel, between two cells (a cell's own clicks would be queued until it
+ends). Assertions live in the cells: a failing one fails the test with
 the cell's error. Each notebook runs in a temporary folder, so its store
 (``.sandbox/runs.sqlite`` beside the notebook) is its own.
 """
@@ -14,6 +15,7 @@ import asyncio
 import re
 import threading
 import time
+import uuid
 
 import pytest
 from nbclient import NotebookClient
@@ -25,7 +27,7 @@ SETUP = """
 %load_ext jupyter_sandbox
 import jupyter_sandbox, asyncio
 from jupyter_sandbox import default_sandbox
-from jupyter_sandbox.notebook.widgets.panel import panels
+from jupyter_sandbox.notebook.cards import cards
 calls = {"fetch": 0, "send": []}
 
 @jupyter_sandbox.action
@@ -53,7 +55,7 @@ try {{
 }}
 """
 
-MODEL_ID = "print('model', panels()[-1].{button}.model_id)"
+OPEN = "print('card', cards()[-1].run_id, cards()[-1].doc['pending'][0]['id'])"
 
 
 def run(path, cells, after=None, before=None, raises=()):
@@ -75,15 +77,18 @@ def run(path, cells, after=None, before=None, raises=()):
     return nb
 
 
-def click(times=1):
-    """After a cell that printed ``model ID``: click that button as the front end does."""
+def click(times=1, choice="approve", **extra):
+    """After a cell that printed ``card RUN INTERRUPT``: attach to that card and click, as the renderer does."""
     def hook(client, cell):
         text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
-        model_id = re.search(r"model (\w+)", text).group(1)
+        run_id, interrupt_id = re.search(r"card (\S+) (\S+)", text).groups()
+        comm_id = uuid.uuid4().hex
+        send = client.kc.shell_channel.send
+        send(client.kc.session.msg("comm_open", {"comm_id": comm_id, "target_name": "jupyter_sandbox.card",
+                                                 "data": {"run_id": run_id, "store": None}}))
         for _ in range(times):
-            msg = client.kc.session.msg("comm_msg", {"comm_id": model_id,
-                                                     "data": {"method": "custom", "content": {"event": "click"}}})
-            client.kc.shell_channel.send(msg)
+            send(client.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {
+                "type": "answer", "interrupt_id": interrupt_id, "choice": choice, **extra}}))
     return hook
 
 
@@ -95,7 +100,7 @@ def test_approve_by_click_double_click_timeline_and_check(tmp_path):
     cells = [
         SETUP,
         SCRIPT.format(name="approve"),
-        "assert calls == {'fetch': 1, 'send': []}\n" + MODEL_ID.format(button="approve_button"),
+        "assert calls == {'fetch': 1, 'send': []}\n" + OPEN,
         # the click (sent twice, like a double click) ran between these cells
         """
 assert calls["send"] == [{"to": "ana", "rows": 3}], calls   # the approved action ran once
@@ -103,9 +108,9 @@ assert calls["fetch"] == 1                                  # replayed, not run 
 assert out == {"sent": "ana"}, out                          # -o, also after a click
 doc = default_sandbox().timeline(default_sandbox().runs()[0].id)
 assert [a["n"] for a in doc["attempts"]] == [1, 2]
-assert doc["attempts"][1]["replayed"] > 0, doc["attempts"]
-assert panels()[-1].answered and panels()[-1].view.outcome.output == out
-print("entries", len(doc["entries"]))
+(card,) = cards()
+assert card.doc["status"] == "completed" and card.doc["pending"] == [] and card.doc["answered"][0]["approved"]
+card.refresh()  # nbclient applies only display updates sent from a cell; a front end applies the click's too
 """,
         "%sandbox show approve",
         "%sandbox check approve",
@@ -115,31 +120,42 @@ print("entries", len(doc["entries"]))
         "%sandbox check approve --source edited",
     ]
     nb = run(tmp_path, cells, after={2: click(times=2)})
-    count = int(re.search(r"entries (\d+)", nb.cells[3].outputs[0]["text"]).group(1))
-    shown = {int(s) for s in re.findall(r'data-seq="(\d+)"', html_of(nb.cells[4]))}
-    assert count >= 8 and shown >= set(range(count)), shown  # the static HTML has every entry
+    saved = [o["data"] for o in nb.cells[1].outputs if "data" in o]
+    card = saved[-1]["application/vnd.jupyter-sandbox.run+json"]
+    assert card["status"] == "completed", card["status"]  # the first cell's saved card followed the click
+    assert not any("application/vnd.jupyter.widget-view+json" in d for c in nb.cells for d in
+                   [o.get("data", {}) for o in c.outputs])  # no widget: "model not found" cannot happen
+    assert 'data-status="completed"' in html_of(nb.cells[4])
     assert "deterministic" in nb.cells[5].outputs[0]["data"]["text/plain"]
     diverged = nb.cells[7].outputs[0]["data"]
     assert "diverged at position 0" in diverged["text/plain"]
     assert "jsbx-mismatch" in diverged["text/html"]
 
 
+def test_a_card_reattaches_after_a_restart_once_the_extension_is_loaded(tmp_path):
+    first = [SETUP, SCRIPT.format(name="old") + "", OPEN]
+    nb = run(tmp_path, first)
+    opened = "".join(o.get("text", "") for o in nb.cells[2].outputs if o.output_type == "stream")
+    second = [  # a new kernel: the old card's renderer attaches before and after %load_ext
+        "import re\nprint(" + repr(opened.strip()) + ")",
+        "assert not get_ipython().kernel.comm_manager.comms  # no target yet: the kernel closed the comm",
+        SETUP,
+        "print(" + repr(opened.strip()) + ")",
+        "assert calls['send'] == [{'to': 'ana', 'rows': 3}] and calls['fetch'] == 0, calls\n"
+        "assert default_sandbox().runs()[0].status == 'completed'",
+    ]
+    run(tmp_path, second, after={0: click(), 3: click()})
+
+
 def test_reject_edit_interrupt_then_restart_and_resume(tmp_path):
     first = [
         SETUP,
         SCRIPT.format(name="r1"),
-        "p = panels()[-1]; p.reason_text.value = 'not today'; p.reject_button.click(); p.reject_button.click()",
+        OPEN,
         "assert out == {'rejected': 'send was rejected: not today'}, out\nassert calls['send'] == []",
         SCRIPT.format(name="e1"),
-        """
-p = panels()[-1]
-p.edit_text.value = "{not json"
-p.edit_button.click()
-assert not p.answered and "not valid JSON" in p.message.value
-p.edit_text.value = '{"to": "bob", "rows": 9}'
-p.edit_button.click()
-assert calls["send"] == [{"to": "bob", "rows": 9}] and out == {"sent": "bob"}, (calls, out)
-""",
+        OPEN,
+        'assert calls["send"] == [{"to": "bob", "rows": 9}] and out == {"sent": "bob"}, (calls, out)',
         "%%sandbox --name stuck\nawait actions.slow(1)",  # the stop button is pressed during this one
         """
 run = default_sandbox().run(default_sandbox().runs()[0].id)
@@ -155,9 +171,11 @@ assert run.name == "stuck" and run.status == "cancelled", run.status
         threading.Thread(target=go, daemon=True).start()
 
     started = time.monotonic()
-    nb = run(tmp_path, first, before={6: interrupt_soon}, raises=[6])
+    clicks = {2: click(times=2, choice="reject", reason="not today"),
+              5: click(choice="edit", edited={"to": "bob", "rows": 9})}
+    nb = run(tmp_path, first, before={7: interrupt_soon}, after=clicks, raises=[7])
     assert time.monotonic() - started < 20  # the 30 s action did not hold the kernel
-    error = [o for o in nb.cells[6].outputs if o.output_type == "error"][0]
+    error = [o for o in nb.cells[7].outputs if o.output_type == "error"][0]
     assert error["ename"] == "RunCancelled" and len(error["traceback"]) == 1, error
     assert re.search(r"run r-\w+ cancelled \(kernel interrupted\)", error["evalue"]), error
 

@@ -268,23 +268,21 @@ def test_a_sandbox_without_typed_actions_still_makes_a_tool():
 
 
 def test_a_paused_result_displays_as_its_runs_card_whose_approve_resumes_the_run(tool, capsys):
-    from jupyter_sandbox.notebook.widgets.panel import panels
+    from jupyter_sandbox.notebook.cards import cards
 
     paused = tool.run({"script": "return await actions.send_email({to: 'ada', body: 'hi'})"})
     paused._ipython_display_()
-    panel = panels()[-1]
-    assert panel.interrupt.id == paused.pending[0]["id"]
-    panel.approve_button.click()
+    card = cards()[-1]
+    assert card.run_id == paused.run_id
+    assert [p["id"] for p in card.doc["pending"]] == [paused.pending[0]["id"]]
+    card.approve()
     assert tool.sandbox.sent == ["ada"]
     assert tool.result(paused.run_id).status == "completed"
 
 
-def test_a_result_read_back_from_the_store_displays_its_pending_panels(tool, capsys):
-    from jupyter_sandbox.notebook.widgets.panel import panels
-
-    paused = tool.run({"script": "return await actions.send_email({to: 'bo', body: 'hi'})"})
-    tool.result(paused.run_id)._ipython_display_()
-    assert panels()[-1].interrupt.id == paused.pending[0]["id"]
+def test_a_result_without_a_run_displays_as_its_text(tool, capsys):
+    tool.run("{not json")._ipython_display_()
+    assert "InvalidArguments" in capsys.readouterr().out
 
 
 def test_a_runaway_script_fails_naming_the_limit_and_its_line(sb):
