@@ -25,8 +25,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # measure this checkout, not whatever copy is installed
@@ -61,6 +61,8 @@ PATHOLOGICAL = {
     "unclosed calls `f(`": "f(",
     "slash after increment `a++ / `": "a++ / ",
     "slashes after parens `(/`": "(/",
+    "divisions `a/`": "a/",
+    "regexes after return `return /`": "return /",
     "nested brackets `[[[{{{(((`": "[[[{{{(((",
     "open comment of stars `/***`": "/***",
     "template escapes `` `\\$\\ ``": "`\\$\\",
@@ -119,7 +121,8 @@ def load_average() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="16 and 64 KiB, 3 repetitions")
-    parser.add_argument("--reference", action="store_true", help="also time the regex lint of before issue 11 at 16 KiB")
+    parser.add_argument("--reference", action="store_true",
+                        help="also time the regex lint of before issue 11 at 16 KiB")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "lint.md")
     args = parser.parse_args(argv)
     sizes = [16, 64] if args.quick else [16, 64, 256]

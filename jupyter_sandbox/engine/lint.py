@@ -151,7 +151,7 @@ def _code_only(source: str, meter: _Meter) -> str:
     out = []
     pos, end = 0, len(source)
     depth = 0  # "{" nesting inside template expressions
-    templates = []  # the depth at which each open "${" was entered
+    templates: list[int] = []  # the depth at which each open "${" was entered
     regexes = _RegexLiterals(source, meter)
     # What precedes a "/", to tell a division from a regex: the last code run,
     # or ")" after a string, regex or template (a value), "(" where an
@@ -298,7 +298,8 @@ def _is_property_name(code: str, reverse: str, start: int, end: int, parens: _Pa
         word = _WORD.match(reverse, before_at)
         meter.steps += (word.end() - before_at) if word else 1
         prefix = word.group()[::-1] if word else before[:1]
-        return (prefix in _METHOD_PREFIXES or prefix in ("{", ",", ";", "}")) and _body_follows(code, after_at, parens, meter)
+        method_like = prefix in _METHOD_PREFIXES or prefix in ("{", ",", ";", "}")
+        return method_like and _body_follows(code, after_at, parens, meter)
     return False
 
 
