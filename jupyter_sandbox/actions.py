@@ -75,6 +75,7 @@ class Action:
     timeout: float | None = None
     description: str | None = None
     spec: Any = None
+    about: dict[str, Any] | None = None  # shown beside an approval (an MCP tool's server and annotations)
 
     def __post_init__(self) -> None:
         params = inspect.signature(self.fn).parameters.values()
@@ -244,7 +245,8 @@ async def call_action(action: Action, input: Any, resume: Resume | None, executo
             refused = _checked(action, spec, input) if spec is not None else None
             if isinstance(refused, Outcome):  # no human is asked to approve a call that cannot run
                 return refused
-            return Outcome("interrupt", data={"action": action.name, "input": input}, approval=True)
+            return Outcome("interrupt", data={**(action.about or {}), "action": action.name, "input": input},
+                           approval=True)
         approved, input, reason = _approval(resume.value, input)
         if not approved:
             return Outcome("error", error={"name": "Rejected", "message": f"{action.name} was rejected"

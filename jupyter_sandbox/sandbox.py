@@ -91,6 +91,19 @@ class Sandbox:
 
         return register(fn) if fn is not None else register
 
+    def mcp(self, name: str, command: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
+            approval: bool | dict[str, bool] | None = None, timeout: float = 60.0) -> list[str]:
+        """Start a stdio MCP server and register each of its tools as the action ``NAME.TOOL``; return their names.
+
+        ``approval``: None follows each tool's annotations (not read-only and destructive, the spec's defaults,
+        needs approval), a bool decides for every tool, a dict by tool name. ``timeout``: seconds a call may
+        take before the server counts as hung (it is stopped; the next call starts it again). See
+        ``agents/mcp_client.py``.
+        """
+        from .agents.mcp_client import connect
+
+        return connect(self, name, command, env=env, cwd=cwd, approval=approval, timeout=timeout)
+
     @property
     def actions(self) -> dict[str, Action]:
         return dict(self._engine.actions)
@@ -103,11 +116,19 @@ class Sandbox:
 
         return [spec_of(self._engine.actions[n]) for n in _chosen(self._engine.actions, actions)]
 
-    def declarations(self, actions: Iterable[str] | None = None) -> str:
-        """TypeScript declarations of a script's world: the actions, ``ctx``, the globals and the rules."""
+    def declarations(self, actions: Iterable[str] | None = None, *, query: str | None = None) -> str:
+        """TypeScript declarations of a script's world: the actions, ``ctx``, the globals and the rules.
+
+        ``query`` (words) keeps only the actions whose name or description matches (``agents/search.py``).
+        """
         from .agents.typescript import declarations
 
-        return declarations(self.catalog(actions))
+        specs = self.catalog(actions)
+        if query is not None:
+            from .agents.search import matching
+
+            specs = matching(specs, query)
+        return declarations(specs)
 
     def tool(self, name: str = "sandbox", *, actions: Iterable[str] | None = None, **options: Any) -> Any:
         """This sandbox as an agent's tool (``agents.tool.SandboxTool``): the model writes a script, the tool runs it."""
@@ -245,6 +266,10 @@ class Sandbox:
 
     def close(self) -> None:
         self.stop_scheduler()
+        if self.__dict__.get("_mcp_servers"):
+            from .agents.mcp_client import close_all
+
+            close_all(self)
         self.store.close()
 
     def __enter__(self) -> "Sandbox":

@@ -1,0 +1,373 @@
+"""MCP servers' tools as actions: ``sb.mcp("files", command=["python", "server.py"])``.
+
+The server is started over stdio, its tools are listed, and each becomes the action ``files.TOOL``
+(``await actions.files.read_file({path})`` in a script, or ``ctx.call("files.read_file", ...)``). Its input
+schema is the action's (validated where the call enters, declared, and the card's edit form); its output
+schema is declared. A call's result is the tool's ``structuredContent`` when it has one, else its text.
+
+Approval follows the tool's annotations unless ``approval=`` says otherwise: a tool that is not
+``readOnlyHint`` and is ``destructiveHint`` (the spec's default for both) needs a human's approval. The
+approval's data carries the server, the tool and its annotations, for the card.
+
+Failures are ``ActionError``s naming the server and the tool: a result with ``isError`` (its text), a
+protocol error, a server that exits or does not answer within ``timeout`` seconds (then it is stopped, and
+the next call starts it again). The server's stderr is kept in a file and its tail is quoted on failure.
+Calls are journaled as any action's: replay never contacts the server.
+
+The client sessions live on one thread of their own with its own asyncio loop (``_mcp_loop``), never on the
+engine's: a server that hangs, or an SDK shutdown that waits on a process, holds up only its own calls. The
+engine's side of a call awaits a future of that loop, so calls to one server run concurrently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import re
+import tempfile
+import threading
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .catalog import ActionSpec, issue_path
+
+__all__ = ["McpServer", "ServerFailed", "ToolFailed", "close_all", "connect", "servers"]
+
+TIMEOUT = 60.0        # seconds a call (or a start) may take before the server counts as hung
+STDERR_TAIL = 2_000   # characters of the server's stderr quoted in a failure
+START_TIMEOUT = 30.0  # seconds a server may take to start (importing an SDK is slow on a loaded machine)
+MAX_ISSUES = 20
+
+
+class ToolFailed(Exception):
+    """The tool ran and reported a failure (a result with ``isError``): its text."""
+
+
+class ServerFailed(Exception):
+    """The server could not answer: it would not start, exited, hung, or answered with a protocol error."""
+
+
+# -- the loop the sessions live on --------------------------------------------------------------
+
+_LOOP: asyncio.AbstractEventLoop | None = None
+_LOCK = threading.Lock()
+
+
+def _mcp_loop() -> asyncio.AbstractEventLoop:
+    global _LOOP
+    with _LOCK:
+        if _LOOP is None or _LOOP.is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="jupyter-sandbox-mcp", daemon=True).start()
+            _LOOP = loop
+        return _LOOP
+
+
+def _submit(work: Any) -> concurrent.futures.Future[Any]:
+    return asyncio.run_coroutine_threadsafe(work, _mcp_loop())
+
+
+class _Connection:
+    """One started server process and its initialized session, owned by one task (anyio's scopes must be
+    entered and left by the same task); ``stop`` ends it."""
+
+    def __init__(self) -> None:
+        self.session: Any = None
+        self.tools: list[Any] = []
+        self.stop = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.task is not None and not self.task.done() and not self.stop.is_set()
+
+
+class McpServer:
+    """The client side of one stdio MCP server: starts it (again, after a failure) and calls its tools."""
+
+    def __init__(self, name: str, command: Sequence[str], env: Mapping[str, str] | None = None,
+                 cwd: str | None = None, timeout: float = TIMEOUT):
+        if isinstance(command, str) or not command or not all(isinstance(c, str) for c in command):
+            raise TypeError(f"command is a list of strings (the program, then its arguments), got {command!r:.80}")
+        self.name, self.command, self.env, self.cwd = name, list(command), dict(env or {}), cwd
+        self.timeout = timeout
+        self.starts = 0
+        fd, self.stderr_path = tempfile.mkstemp(prefix=f"mcp-{name}-", suffix=".stderr")
+        os.close(fd)
+        # Append mode: the child writes at the end whatever this process reads (they share the offset).
+        self._stderr = open(self.stderr_path, "a+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self._conn: _Connection | None = None
+        self._starting: asyncio.Lock | None = None
+
+    def stderr(self, tail: int = STDERR_TAIL) -> str:
+        """The server's stderr so far (the last ``tail`` characters), across its restarts."""
+        try:
+            with open(self.stderr_path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            return ""
+        return text[-tail:]
+
+    def list_tools(self) -> list[Any]:
+        """Start the server if it is not running and return its tools (``mcp.types.Tool``)."""
+        return _submit(self._connected()).result().tools
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """Call a tool from any loop (the engine's): the call itself runs on the MCP loop."""
+        return await asyncio.wrap_future(_submit(self._call(tool, arguments)))
+
+    def close(self) -> None:
+        conn = self._conn
+        if conn is not None and conn.task is not None:
+            async def stop() -> None:
+                conn.stop.set()
+                await asyncio.wait([conn.task], timeout=10)
+
+            try:
+                _submit(stop()).result(15)
+            except Exception:  # closing: the process is the SDK's to reap
+                pass
+        self._conn = None
+        self._stderr.close()
+        try:
+            os.unlink(self.stderr_path)
+        except OSError:
+            pass
+
+    # -- on the MCP loop ------------------------------------------------------------------------
+
+    async def _connected(self) -> _Connection:
+        if self._starting is None:
+            self._starting = asyncio.Lock()
+        async with self._starting:  # concurrent first calls start one process
+            if self._conn is None or not self._conn.alive:
+                self._conn = await self._start()
+            return self._conn
+
+    async def _start(self) -> _Connection:
+        from mcp import ClientSession, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        params = StdioServerParameters(command=self.command[0], args=self.command[1:], env=self.env or None,
+                                       cwd=self.cwd)
+        conn, ready = _Connection(), asyncio.get_running_loop().create_future()
+        self.starts += 1
+
+        async def own() -> None:
+            try:
+                async with stdio_client(params, errlog=self._stderr) as (read, write), \
+                        ClientSession(read, write) as session:
+                    await session.initialize()
+                    tools, cursor = [], None
+                    while True:
+                        from mcp.types import PaginatedRequestParams
+
+                        page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor
+                                                        else None)
+                        tools += page.tools
+                        cursor = page.next_cursor
+                        if not cursor:
+                            break
+                    conn.session, conn.tools = session, tools
+                    ready.set_result(conn)
+                    await conn.stop.wait()
+            except BaseException as exc:
+                if not ready.done():
+                    ready.set_exception(exc)
+                if not isinstance(exc, Exception):
+                    raise
+            finally:
+                conn.stop.set()
+
+        conn.task = asyncio.get_running_loop().create_task(own())
+        try:
+            return await asyncio.wait_for(asyncio.shield(ready), max(self.timeout, START_TIMEOUT))
+        except asyncio.TimeoutError:
+            conn.task.cancel()
+            raise ServerFailed(self._said(f"MCP server {self.name!r} did not start within {max(self.timeout, START_TIMEOUT):g} s")) \
+                from None
+        except Exception as exc:
+            raise ServerFailed(self._said(f"MCP server {self.name!r} could not start "
+                                          f"({' '.join(self.command)}): {_text_of(exc)}")) from None
+
+    async def _call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        from mcp.shared.exceptions import MCPError
+
+        conn = await self._connected()
+        try:
+            return await asyncio.wait_for(conn.session.call_tool(tool, arguments), self.timeout)
+        except asyncio.TimeoutError:
+            conn.stop.set()  # a hung server is stopped: the next call starts a fresh one
+            raise ServerFailed(self._said(f"MCP server {self.name!r} did not answer {tool} within "
+                                          f"{self.timeout:g} s; it was stopped, the next call starts it again"))
+        except MCPError as exc:
+            if not conn.alive or exc.code == _connection_closed():
+                conn.stop.set()
+                raise ServerFailed(self._said(f"MCP server {self.name!r} exited during {tool} ({exc.message}); "
+                                              "the next call starts it again")) from None
+            raise ServerFailed(f"MCP server {self.name!r}, tool {tool!r}: protocol error {exc.code}: "
+                               f"{exc.message}") from None
+        except Exception as exc:
+            if not conn.alive:
+                raise ServerFailed(self._said(f"MCP server {self.name!r} exited during {tool}: "
+                                              f"{_text_of(exc)}")) from None
+            raise ServerFailed(f"MCP server {self.name!r}, tool {tool!r}: {_text_of(exc)}") from None
+
+    def _said(self, message: str) -> str:
+        tail = self.stderr().strip()
+        return f"{message}\n--- its stderr (last lines) ---\n{tail}" if tail else message
+
+
+def _connection_closed() -> int:
+    from mcp.types import CONNECTION_CLOSED
+
+    return int(CONNECTION_CLOSED)
+
+
+def _text_of(exc: BaseException) -> str:
+    inner = getattr(exc, "exceptions", None)  # an exception group: anyio's task groups wrap what failed in them
+    if isinstance(inner, tuple) and inner:
+        return "; ".join(_text_of(e) for e in inner)
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+# -- tools as actions ----------------------------------------------------------------------------
+
+def servers(sandbox: Any) -> dict[str, McpServer]:
+    """The MCP servers registered on a sandbox, by name."""
+    found = sandbox.__dict__.get("_mcp_servers")
+    if found is None:
+        found = sandbox.__dict__["_mcp_servers"] = {}
+    return found
+
+
+def close_all(sandbox: Any) -> None:
+    """Stop every MCP server the sandbox started."""
+    for server in servers(sandbox).values():
+        server.close()
+    servers(sandbox).clear()
+
+
+def connect(sandbox: Any, name: str, command: Sequence[str], *, env: Mapping[str, str] | None = None,
+            cwd: str | None = None, approval: bool | Mapping[str, bool] | None = None,
+            timeout: float = TIMEOUT) -> list[str]:
+    """Start the server, register each of its tools as ``NAME.TOOL`` on ``sandbox``; return the action names."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"an MCP server's name is an identifier (its tools become actions.{{name}}.TOOL), "
+                         f"got {name!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"timeout is a positive number of seconds, got {timeout!r}")
+    if approval is not None and not isinstance(approval, (bool, Mapping)):
+        raise TypeError(f"approval is None (follow the annotations), a bool, or a mapping of tool name to bool, "
+                        f"got {type(approval).__name__}")
+    known = servers(sandbox)
+    if name in known:
+        known.pop(name).close()
+    server = McpServer(name, command, env, cwd, float(timeout))
+    try:
+        tools = server.list_tools()
+    except BaseException:
+        server.close()
+        raise
+    known[name] = server
+    registered = []
+    for tool in tools:
+        key = _action_key(tool.name)
+        if key is None:
+            warnings.warn(f"MCP server {name!r}: tool {tool.name!r} has no name a script can use; skipped",
+                          stacklevel=3)
+            continue
+        action_name = f"{name}.{key}"
+        needs = _needs_approval(tool, approval)
+        sandbox.action(_caller(server, tool.name), name=action_name, approval=needs, timeout=timeout + 5)
+        action = sandbox.actions[action_name]
+        action.spec = _spec(action_name, tool, needs)
+        action.about = {"server": name, "tool": tool.name, "annotations": _annotations(tool)}
+        registered.append(action_name)
+    return registered
+
+
+def _action_key(tool: str) -> str | None:
+    from ..actions import RESERVED_NAMES
+
+    key = re.sub(r"\W", "_", tool)
+    if key and key[0].isdigit():
+        key = "_" + key
+    return key if key.isidentifier() and key not in RESERVED_NAMES else None
+
+
+def _annotations(tool: Any) -> dict[str, Any]:
+    a = tool.annotations
+    hints = {} if a is None else a.model_dump(exclude_none=True)
+    return {"read_only": hints.get("read_only_hint", False), "destructive": hints.get("destructive_hint", True),
+            "idempotent": hints.get("idempotent_hint", False), "open_world": hints.get("open_world_hint", True),
+            **({"title": hints["title"]} if "title" in hints else {})}
+
+
+def _needs_approval(tool: Any, approval: bool | Mapping[str, bool] | None) -> bool:
+    if isinstance(approval, bool):
+        return approval
+    if isinstance(approval, Mapping) and tool.name in approval:
+        return bool(approval[tool.name])
+    hints = _annotations(tool)
+    return not hints["read_only"] and bool(hints["destructive"])
+
+
+def _caller(server: McpServer, tool: str) -> Any:
+    async def call(input: Any = None) -> Any:
+        result = await server.call(tool, {} if input is None else input)
+        return _result_value(server.name, tool, result)
+
+    call.__name__ = re.sub(r"\W", "_", tool) or "tool"
+    return call
+
+
+def _result_value(server: str, tool: str, result: Any) -> Any:
+    texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
+    if result.is_error:
+        raise ToolFailed(f"{server}.{tool}: " + ("\n".join(texts) or "the tool reported an error"))
+    if result.structured_content is not None:
+        return result.structured_content
+    if len(texts) == len(result.content):
+        return "\n".join(texts)
+    return [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
+
+
+def _spec(action_name: str, tool: Any, approval: bool) -> ActionSpec:
+    """The catalog entry from the tool's schemas; a schema jsonschema refuses leaves that side unknown."""
+    from jsonschema import validators
+
+    spec = ActionSpec(action_name, tool.description or tool.title or None, approval=approval)
+    schema = tool.input_schema
+    try:
+        cls = validators.validator_for(schema)
+        cls.check_schema(schema)
+        checker = cls(schema)
+    except Exception as exc:
+        warnings.warn(f"action {action_name}: the server's input schema is not usable, so its input is "
+                      f"unchecked ({str(exc).splitlines()[0]})", stacklevel=4)
+    else:
+        spec.input_schema = schema
+        spec.input_optional = checker.is_valid({})  # no input is the empty object of arguments
+
+        def validate(value: Any) -> Any:
+            value = {} if value is None else value
+            found = sorted(checker.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
+            if found:
+                raise _invalid([{"path": issue_path(e.absolute_path), "message": e.message[:300]}
+                                for e in found[:MAX_ISSUES]])
+            return value
+
+        spec._validate = validate
+    if isinstance(tool.output_schema, dict):
+        spec.output_schema = tool.output_schema
+    return spec
+
+
+def _invalid(issues: list[dict[str, str]]) -> Exception:
+    from ..actions import InputInvalid
+
+    return InputInvalid(issues)
+
