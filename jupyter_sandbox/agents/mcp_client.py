@@ -301,7 +301,8 @@ def _action_key(tool: str) -> str | None:
 def _annotations(tool: Any) -> dict[str, Any]:
     a = tool.annotations
     hints = {} if a is None else a.model_dump(exclude_none=True)
-    return {"read_only": hints.get("read_only_hint", False), "destructive": hints.get("destructive_hint", True),
+    read_only = bool(hints.get("read_only_hint", False))  # the spec's defaults; destructive means nothing if read-only
+    return {"read_only": read_only, "destructive": hints.get("destructive_hint", not read_only),
             "idempotent": hints.get("idempotent_hint", False), "open_world": hints.get("open_world_hint", True),
             **({"title": hints["title"]} if "title" in hints else {})}
 

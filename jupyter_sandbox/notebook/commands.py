@@ -27,6 +27,7 @@ from ..sandbox import Sandbox
 from .card_doc import preview
 from .card_html import mismatch_html
 from .cards import RunCard, answer_for, mask, publish
+from .mcp_command import mcp
 
 
 class RunCancelled(SandboxError):
@@ -283,7 +284,7 @@ def import_(magics: Magics, sb: Sandbox, args: Any) -> None:
 
 
 COMMANDS = {"runs": runs, "show": show, "resume": resume, "signal": signal, "check": check, "fork": fork,
-            "export": export, "import": import_}
+            "export": export, "import": import_, "mcp": mcp}
 
 HELP = """Inspect and drive stored runs: ``%sandbox SUBCOMMAND ...``.
 
