@@ -170,17 +170,18 @@ print(messages[2]["content"][0]["content"])
 #
 # ## Approve
 #
-# In JupyterLab, click **Approve** in the card. Here the same click is one line (the card's panel is
-# the newest in `panels()`); the equivalent magic is `%sandbox resume RUN --answer true`, and from code
-# (any process on the same store) `tool.resume(paused.run_id, True)`.
+# In JupyterLab, click **Approve** in the card. Here the same click is one line: the card is the
+# newest in `cards()`, this kernel's run cards, and `card.approve()` answers as its button does. The
+# equivalent magic is `%sandbox resume RUN --answer true`, and from code (any process on the same
+# store) `tool.resume(paused.run_id, True)`.
 
 # %%
-from jupyter_sandbox.notebook.widgets.panel import panels
+from jupyter_sandbox.notebook.cards import cards
 
-panels()[-1].approve_button.click()
+resumed = cards()[-1].approve()  # the run goes on; the card above shows how it ended
 
 # %% [markdown]
-# The run finished in the card. The loop goes on: `tool.result(run_id)` reads how the run ended
+# The run finished, and the card shows it. The loop goes on: `tool.result(run_id)` reads how the run ended
 # from the store, and becomes the tool result the model was waiting for.
 
 # %%
