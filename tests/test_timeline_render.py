@@ -1,4 +1,4 @@
-"""The timeline's renderers: static HTML (Python), timeline.js (node), and the widget.
+"""The renderers: timeline.js (under node), and the run card: card.js in QuickJS (the static HTML) and in node.
 
 tests/fixtures/timeline_doc.json is a hand-made document of three attempts: a
 first run that ends in an interrupt, a resume whose action fails, and a resume
@@ -16,12 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_sandbox.notebook.widgets.timeline import TIMELINE_MIME, Timeline, timeline_bundle
-from jupyter_sandbox.notebook.widgets.timeline_html import render_html, render_mismatch_html
+from jupyter_sandbox.notebook.card_html import card_html
+from jupyter_sandbox.notebook.card_html import mismatch_html as render_mismatch_html
 
 HERE = Path(__file__).parent
 DOC = json.loads((HERE / "fixtures" / "timeline_doc.json").read_text())
-TIMELINE_JS = HERE.parent / "jupyter_sandbox" / "notebook" / "widgets" / "static" / "timeline.js"
+STATIC = HERE.parent / "jupyter_sandbox" / "notebook" / "widgets" / "static"
+TIMELINE_JS = STATIC / "timeline.js"
+CARD_JS = STATIC / "card.js"
 
 
 @pytest.fixture
@@ -66,7 +68,22 @@ def js_timeline_html(doc: dict) -> str:
     return out.stdout
 
 
-# ---------------------------------------------------------------- static HTML
+def node_module_call(module: Path, fn: str, doc: dict) -> str:
+    node = shutil.which("node")
+    assert node, "node is needed to test the renderers"
+    script = (f"import {{ {fn} }} from {json.dumps(module.as_uri())};"
+              "import fs from 'node:fs';"
+              f"process.stdout.write({fn}(JSON.parse(fs.readFileSync(0, 'utf8'))));")
+    out = subprocess.run([node, "--input-type=module", "-e", script], input=json.dumps(doc),
+                         capture_output=True, text=True, timeout=60, check=True)
+    return out.stdout
+
+
+def render_html(doc: dict) -> str:
+    return js_timeline_html(doc)
+
+
+# ---------------------------------------------------------------- timeline.js
 
 
 def test_every_entry_is_rendered_with_its_seq(doc):
@@ -173,12 +190,6 @@ def test_pending_interrupts_are_listed_in_the_header(doc):
     assert re.search(r'class="jsbx-pending">.*send_email.*r-demo:6', html, re.S)
 
 
-def test_render_html_inlines_its_style(doc):
-    html = render_html(doc)
-    assert html.startswith('<div class="jsbx-host jsbx-static"><style>')
-    assert ".jsbx-diff" in html
-
-
 def test_render_html_of_an_empty_document_names_no_entries():
     html = render_html({})
     assert "0 entries" in html
@@ -255,18 +266,6 @@ IN_STEP = {
 }
 
 
-def body(html: str) -> str:
-    """The timeline's parts, without the static wrapper and the JS-only data-key attributes."""
-    html = re.sub(r' data-key="[^"]*"', "", html)
-    html = re.sub(r'^.*?</style><div class="jsbx-timeline">(.*)</div></div>$', r"\1", html, flags=re.S)
-    return re.sub(r'^<div class="jsbx-host jsbx-timeline">(.*)</div>$', r"\1", html, flags=re.S)
-
-
-@pytest.mark.parametrize("case", [DOC, IN_STEP, {}], ids=["three-attempts", "interrupted-in-a-step", "empty"])
-def test_static_html_matches_the_js_rendering(case):
-    assert body(render_html(case)) == body(js_timeline_html(case))
-
-
 def test_a_step_continued_by_a_resume_nests_the_resumed_entries():
     live = {seq: steps for seq, _, mark, steps in marks(render_html(IN_STEP)) if mark == "live"}
     assert (live[3], live[4], live[5]) == ((7,), (7,), (7,))
@@ -287,83 +286,3 @@ def test_js_unit_tests_pass():
     assert run.returncode == 0, run.stdout + run.stderr
 
 
-# ---------------------------------------------------------------- widget
-
-
-def test_widget_bundle_has_the_view_the_html_and_the_document(doc):
-    data, _ = Timeline(doc)._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in data
-    assert 'data-seq="28"' in data["text/html"]
-    assert data[TIMELINE_MIME]["entries"] == doc["entries"]
-    assert data["text/plain"] == "Timeline of run r-demo (failed, 3 attempts, 29 entries)"
-
-
-def test_timeline_bundle_is_the_static_part_alone(doc):
-    bundle = timeline_bundle(doc)
-    assert set(bundle) == {"text/plain", "text/html", TIMELINE_MIME}
-    assert bundle[TIMELINE_MIME] is doc
-
-
-def sent_messages(widget: Timeline) -> list[dict]:
-    sent: list[dict] = []
-    widget.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
-    return sent
-
-
-def test_append_sends_only_the_new_entries(doc):
-    entries, more = doc["entries"][:20], doc["entries"][20:]
-    widget = Timeline({**doc, "entries": entries})
-    sent = sent_messages(widget)
-    widget.append(more)
-    assert sent == [{"type": "append", "entries": more}]
-
-
-def test_append_updates_the_python_copy_but_not_doc_until_sync(doc):
-    widget = Timeline({**doc, "entries": doc["entries"][:20]})
-    widget.append(doc["entries"][20:])
-    assert widget.document["entries"] == doc["entries"]
-    assert len(widget.doc["entries"]) == 20
-
-
-def test_sync_pushes_the_whole_document_to_doc(doc):
-    widget = Timeline({**doc, "entries": doc["entries"][:20]})
-    widget.append(doc["entries"][20:])
-    widget.sync()
-    assert widget.doc["entries"] == doc["entries"]
-
-
-def test_bundle_renders_entries_appended_since_the_last_sync(doc):
-    widget = Timeline({**doc, "entries": doc["entries"][:20]})
-    widget.append(doc["entries"][20:])
-    data, _ = widget._repr_mimebundle_()
-    assert 'data-seq="28"' in data["text/html"]
-
-
-def test_start_attempt_updates_the_attempt_with_the_same_n(doc):
-    widget = Timeline(doc)
-    sent = sent_messages(widget)
-    widget.start_attempt({"n": 3, "outcome": "completed"})
-    assert widget.document["attempts"][2] == {**doc["attempts"][2], "outcome": "completed"}
-    assert sent == [{"type": "attempt", "attempt": {"n": 3, "outcome": "completed"}}]
-
-
-def test_start_attempt_adds_a_new_attempt(doc):
-    widget = Timeline(doc)
-    widget.start_attempt({"n": 4, "started": 1.0})
-    assert widget.document["attempts"][-1] == {"n": 4, "started": 1.0}
-
-
-def test_set_run_merges_the_changed_fields(doc):
-    widget = Timeline(doc)
-    sent = sent_messages(widget)
-    widget.set_run({"status": "completed"})
-    assert widget.document["run"] == {**doc["run"], "status": "completed"}
-    assert sent == [{"type": "status", "run": {"status": "completed"}}]
-
-
-def test_progress_is_sent_but_not_journaled(doc):
-    widget = Timeline(doc)
-    sent = sent_messages(widget)
-    widget.progress({"done": 1, "total": 4})
-    assert sent == [{"type": "progress", "patch": {"done": 1, "total": 4}}]
-    assert "progress" not in widget.document

@@ -36,7 +36,8 @@ function h(strings, ...values) {
   return new Safe(out);
 }
 
-const count = (/** @type {number} */ n) => n.toLocaleString('en-US');
+// Not toLocaleString: QuickJS has no locale data, and the static HTML must read as the live view.
+const count = (/** @type {number} */ n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 const plural = (/** @type {number} */ n, /** @type {string} */ one, /** @type {string} */ many) => `${count(n)} ${n === 1 ? one : many}`;
 /** @param {number | null | undefined} s */
 const secs = (s) => (typeof s === 'number' && Number.isFinite(s) ? duration(s) : '');
