@@ -346,7 +346,9 @@ def own_server(postgres_server):
     """A cluster of this test's own, to stop and start (the session's serves every other test)."""
     from postgres_server import PostgresCluster
 
-    with PostgresCluster() as cluster:
+    # durable: an immediate stop is a crash, and the session's cluster (no fsync, asynchronous commits)
+    # may lose the last commits in one, as any server configured so would
+    with PostgresCluster(durable=True) as cluster:
         yield cluster
 
 

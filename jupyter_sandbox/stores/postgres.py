@@ -138,15 +138,25 @@ class PostgresStore:
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection[Any]]:
         try:
-            with self._pool.connection() as conn:
-                yield conn
+            conn, pooled = self._pool.getconn(), True
+        except PoolTimeout:
+            # The pool is still backing off from an outage the server may be over: one direct try.
+            try:
+                conn, pooled = psycopg.connect(self._url, autocommit=True, connect_timeout=10), False
+            except psycopg.Error as exc:
+                raise StoreError(f"the run store {self.path} failed: no connection within {self._timeout} s "
+                                 f"({_reason(exc)})", path=self.path) from exc
+        try:
+            yield conn
         except psycopg.Error as exc:
-            if isinstance(exc, psycopg.OperationalError):
+            if isinstance(exc, psycopg.OperationalError) and pooled:
                 self._pool.check()  # the server went away: drop the pool's dead connections, not just this one
             raise self._mapped(exc) from exc
-        except PoolTimeout as exc:
-            raise StoreError(f"the run store {self.path} failed: no connection within {self._timeout} s; is the "
-                             "server up?", path=self.path) from exc
+        finally:
+            if pooled:
+                self._pool.putconn(conn)  # a broken one is discarded, an open transaction rolled back
+            else:
+                conn.close()
 
     @contextmanager
     def _tx(self) -> Iterator[psycopg.Connection[Any]]:
