@@ -266,20 +266,15 @@ function keyOf(kin) {
 // record with every field its own, so nothing a script puts on Object.prototype
 // (an `e`, a `v`, a getter named `used`) can add a field a record lacks: turn a
 // replayed success into a failure or give a timer a value.
+// (``from`` is read before the script runs, so plain reads of it are safe; one
+// literal: one allocation with one shape, the cheapest null-prototype record.)
 function planRecord(from) {
-  const rec = table();
-  rec.s = from.s;
-  rec.k = hasOwn(from, "k") ? from.k : keyOf(from.kin);
-  rec.sync = hasOwn(from, "sync") && !!from.sync;
-  rec.ok = !hasOwn(from, "e");
-  rec.v = rec.ok ? completionValue(from, "v") : null;
-  rec.e = rec.ok ? null : from.e;
-  rec.used = false;
-  rec.done = false;
-  rec.res = null;
-  rec.rej = null;
-  rec.name = null;
-  return rec;
+  const ok = from.e === undefined;
+  return {
+    __proto__: null, s: from.s, k: from.k === undefined ? keyOf(from.kin) : from.k, sync: !!from.sync, ok,
+    v: ok ? completionValue(from, "v") : null, e: ok ? null : from.e,
+    used: false, done: false, res: null, rej: null, name: null,
+  };
 }
 
 function loadPlan(plan) {
