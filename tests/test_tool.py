@@ -322,3 +322,9 @@ def test_the_code_mode_benchmark_runs_and_prints_every_row(tmp_path):
     for row in ("validate + bind + dump, small model", "live call, typed − untyped", "declarations, 100 actions"):
         assert f"| {row} |" in run.stdout
     assert out.read_text(encoding="utf-8") in run.stdout
+
+
+def test_an_intro_of_ones_own_comes_before_the_declarations(sb):
+    tool = sb.tool(intro="Use this to run scripts.\n")
+    assert tool.description.startswith("Use this to run scripts.\n\n```typescript\n")
+    assert tool.declarations in tool.description

@@ -87,17 +87,18 @@ class SandboxTool:
 
     ``actions``: the action names the scripts may call (default: all, as registered when called).
     ``budget``: the most bytes of ``content`` (default 24,000). ``strict``, ``limits``: as ``Sandbox.eval``.
+    ``intro``: the text before the declarations in ``description`` (default: how to use the tool).
     """
 
     def __init__(self, sandbox: Any, name: str = "sandbox", *, actions: Iterable[str] | None = None,
-                 budget: int = BUDGET, strict: bool = False, limits: Any = None, description: str | None = None):
+                 budget: int = BUDGET, strict: bool = False, limits: Any = None, intro: str | None = None):
         if not isinstance(name, str) or not NAME.match(name):
             raise ValueError("a tool name is 1 to 64 letters, digits, '_' or '-' (what model APIs accept), "
                              f"got {name!r}")
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 500:
             raise ValueError(f"budget is a number of bytes, at least 500, got {budget!r}")
         self.sandbox, self.name, self.budget = sandbox, name, budget
-        self.strict, self.limits, self.intro = strict, limits, description
+        self.strict, self.limits, self.intro = strict, limits, intro
         self.actions = None if actions is None else list(actions)
         sandbox.catalog(self.actions)  # an unknown action name is refused now, not at the first call
 
