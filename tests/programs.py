@@ -22,7 +22,10 @@ Deterministic by construction, so two live runs of one program can be compared:
   flow into later action inputs, where any difference is a mismatch).
 * An approval that is interrupted and answered later completes later than an
   auto-answered one, so a gate inside a concurrent branch is only ever its
-  branch's last statement, and sleeps and event waits stay out of branches.
+  branch's last statement, and only in a parallel that is not itself inside a
+  branch (else the outer branch would go on after the inner join, and its next
+  slots would depend on when the gate was answered). Sleeps and event waits
+  stay out of branches.
 
 ``Program.source`` is the script; a failing example prints it (``__repr__``).
 ``program_runs.py`` runs programs and compares runs.
@@ -363,8 +366,10 @@ def programs(draw, *, max_statements: int = 7, gates: bool = True, long_races: b
                 branches = []
                 for _ in range(draw(st.integers(1, 3))):
                     body = statements(3, depth + 1, True, par_kind == "ctx.parallelSettled")
-                    if gates and draw(st.integers(0, 3)) == 0:
-                        body.append(gate())  # a gate in a branch is the branch's last statement
+                    if gates and not in_branch and draw(st.integers(0, 3)) == 0:
+                        # a gate in a branch is its last statement, in a branch of a sequential
+                        # parallel: nothing may follow it before the join (see the module docstring)
+                        body.append(gate())
                     branches.append(body)
                 out.append(Par(next(ids), par_kind, branches))
             else:
