@@ -310,3 +310,28 @@ def test_the_resume_after_a_refused_read_names_the_damage_not_a_busy_run(templat
     for _ in range(2):
         with pytest.raises(StoreError, match=f"journal entry {seq}"):
             sb.resume(run_id, "yes")
+
+
+def test_a_mismatch_where_the_script_stopped_asking_reads_back():
+    """The position of a 'nothing attempted' mismatch came from the realm as a float: its row read back damaged."""
+    from jupyter_sandbox import CallLogMismatchError
+
+    sb = with_actions(Sandbox())
+    with pytest.raises(SandboxError) as paused:
+        sb.eval("await Promise.all([actions.work(1), actions.ask('a')])")
+    with pytest.raises(CallLogMismatchError):
+        sb.resume(paused.value.run_id, "yes", source="await new Promise(() => {})")
+    mismatch = [e for e in sb.run(paused.value.run_id).entries if e["kind"] == "mismatch"]
+    assert [(type(e["slot"]), e["position"]) for e in mismatch] == [(int, 0)]
+
+
+def test_the_writer_refuses_a_slot_the_store_would_not_read_back():
+    from jupyter_sandbox import LimitExceeded
+    from jupyter_sandbox.engine.journal import Journal, JournalWriter
+    from jupyter_sandbox.stores.rows import MAX_SLOT
+
+    writer = JournalWriter(Journal(), 1, max_entries=10, max_bytes=2**20)
+    writer.append("now", MAX_SLOT, value=1)
+    with pytest.raises(LimitExceeded, match="continueAsNew") as info:
+        writer.append("now", MAX_SLOT + 1, value=1)
+    assert info.value.limit == "journal-cap"

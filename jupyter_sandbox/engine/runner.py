@@ -376,7 +376,7 @@ class Runner:
                          "input": item.get("input")}
             return CallLogMismatchError(slot, self.recorded_at(slot), attempted, line=item.get("line"),
                                         column=item.get("column"), source=self.source, run_id=self.run.id)
-        position = max(self.realm.pending_slot(), 0) if self.realm is not None else 0
+        position = max(int(self.realm.pending_slot()), 0) if self.realm is not None else 0  # JS gives a float
         return CallLogMismatchError(position, self.recorded_at(position), {"type": "nothing"},
                                     source=self.source, run_id=self.run.id)
 
