@@ -227,6 +227,8 @@ class SQLiteStore:
         lease, so N schedulers share the due runs instead of all racing for each (the claim still decides).
         """
         now = time.time()
+        if not self._read(f"SELECT 1 FROM runs WHERE {_DUE} LIMIT 1", (now_ms, now, OWNER, now)):
+            return []  # the usual tick: nothing due, and no write lock taken to find that out
         with self._tx() as db:
             rows = db.execute(f"UPDATE runs SET owner = ?, lease_until = ? WHERE id IN (SELECT id FROM runs WHERE "
                               f"{_DUE} ORDER BY wake_at LIMIT ?) RETURNING id, status, wake_at, lease_until",
