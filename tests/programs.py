@@ -21,11 +21,12 @@ Deterministic by construction, so two live runs of one program can be compared:
   live runs), while replay inside one run must reproduce them exactly (they
   flow into later action inputs, where any difference is a mismatch).
 * An approval that is interrupted and answered later completes later than an
-  auto-answered one, so a gate inside a concurrent branch is only ever its
-  branch's last statement, and only in a parallel that is not itself inside a
-  branch (else the outer branch would go on after the inner join, and its next
-  slots would depend on when the gate was answered). Sleeps and event waits
-  stay out of branches.
+  auto-answered one, and while it waits the calls in flight finish but no new
+  call starts. Where a call starts would then depend on when the human
+  answered, so a parallel with a gate in a branch is a plain one: it is not
+  inside a branch, each branch makes at most one call and ends with the gate
+  (the long profile found both shapes). Sleeps and event waits stay out of
+  branches.
 
 ``Program.source`` is the script; a failing example prints it (``__repr__``).
 ``program_runs.py`` runs programs and compares runs.
@@ -364,12 +365,17 @@ def programs(draw, *, max_statements: int = 7, gates: bool = True, long_races: b
             elif kind == "par":
                 par_kind = draw(st.sampled_from(["ctx.parallel", "Promise.all", "ctx.parallelSettled"]))
                 branches = []
+                gated = gates and not in_branch and draw(st.integers(0, 3)) == 0
                 for _ in range(draw(st.integers(1, 3))):
-                    body = statements(3, depth + 1, True, par_kind == "ctx.parallelSettled")
-                    if gates and not in_branch and draw(st.integers(0, 3)) == 0:
-                        # a gate in a branch is its last statement, in a branch of a sequential
-                        # parallel: nothing may follow it before the join (see the module docstring)
-                        body.append(gate())
+                    if gated:  # see the module docstring: at most one call, then perhaps the gate
+                        body = [draw(st.sampled_from([Log, Data, Dates]))(next(ids))
+                                for _ in range(draw(st.integers(0, 2)))]
+                        if draw(st.booleans()):
+                            body.insert(draw(st.integers(0, len(body))), call(True, par_kind == "ctx.parallelSettled"))
+                        if draw(st.booleans()):
+                            body.append(gate())
+                    else:
+                        body = statements(3, depth + 1, True, par_kind == "ctx.parallelSettled")
                     branches.append(body)
                 out.append(Par(next(ids), par_kind, branches))
             else:

@@ -260,36 +260,44 @@ def test_values_built_by_the_script_reach_python_unchanged_or_are_refused_live_a
 
 
 def crosses_out(value):
+    """Through an action's input, ``data``, ``console`` and the run's output, before and after a resume."""
     from jupyter_sandbox import SandboxInterrupt
 
+    try:
+        expected = to_python(value)
+    except Refused:
+        expected = Refused
     with value_sandbox() as sb:
         source = FP_JS + f"""
         const x = {js_literal(value)};
+        const ok = {'false' if expected is Refused else 'true'};  // the other channels refuse it as the input does
         let sent;
         try {{ sent = await actions.take(x); }} catch (e) {{ sent = e.name + ': ' + e.message; }}
+        if (ok) {{ data.x = x; console.log(JSON.stringify(x)); }}
         await actions.gate(0);
-        return [FP(x), sent];
+        return [FP(x), sent, ok ? x : null];
         """
-        try:
-            expected = to_python(value)
-        except Refused:
-            expected = Refused
         with pytest.raises(SandboxInterrupt) as paused:
             sb.eval(source)
-        result = sb.resume(paused.value.run_id, True)
-        fp, sent = result.output
+        live = paused.value
+        result = sb.resume(live.run_id, True)
+        fp, sent, back = result.output
         assert fp == fingerprint(value)
         if expected is Refused:
             assert sb.received == [] and "lone surrogate" in sent, sent
-        else:
-            assert [typed(x) for x in sb.received] == [typed(expected)]
-            assert sent == 1
+            return
+        assert [typed(x) for x in sb.received] == [typed(expected)]
+        assert sent == 1
+        assert typed(back) == typed(expected)
+        assert typed(live.data["x"]) == typed(result.data["x"]) == typed(expected)
+        assert result.console == live.console and json.loads(live.console[0]["message"]) == expected
 
 
 # -- one property per defect class these programs found --------------------------------
 # A strict xfail marks a defect still open: when its fix lands the test turns red; then drop the mark.
 # (An open defect's property does not shrink: its failure is known, the time is better spent elsewhere.)
 OPEN = {"phases": [Phase.explicit, Phase.reuse, Phase.generate]}
+
 
 def _same_run(program, **kwargs):
     _, reference = finished(program, "reference")
