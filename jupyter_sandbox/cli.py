@@ -1,4 +1,5 @@
-"""``jupyter-sandbox worker``: wake a shared store's due runs outside a notebook.
+"""``jupyter-sandbox worker``: wake a shared store's due runs outside a notebook (``jupyter-sandbox mcp``:
+serve a sandbox over MCP, in ``jupyter_sandbox/mcp.py``).
 
     jupyter-sandbox worker --store postgresql://host/db --actions mypkg.actions:ACTIONS
 
@@ -77,8 +78,14 @@ def work(sb: Sandbox, *, interval: float, once: bool, stop: threading.Event,
 
 
 def main(argv: list[str] | None = None) -> int:
+    args_given = sys.argv[1:] if argv is None else argv
+    if args_given[:1] == ["mcp"]:
+        # Looked up by name, not imported: the MCP server sits above this module (it uses load_actions).
+        return int(importlib.import_module("jupyter_sandbox.mcp").main(args_given[1:]))
     parser = argparse.ArgumentParser(prog="jupyter-sandbox", description="jupyter_sandbox from the command line")
     commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("mcp", help="serve a store's sandbox over MCP (stdio): jupyter-sandbox mcp --store PATH "
+                        "--actions MODULE:OBJECT")
     worker = commands.add_parser("worker", help="wake the due runs of a store (no leader: run as many as you like)")
     worker.add_argument("--store", required=True, help="the store: a postgresql:// URL, or an SQLite file")
     worker.add_argument("--actions", action="append", default=[], metavar="MODULE:OBJECT",

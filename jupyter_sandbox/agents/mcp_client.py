@@ -37,6 +37,7 @@ __all__ = ["McpServer", "ServerFailed", "ToolFailed", "close_all", "connect", "s
 
 TIMEOUT = 60.0        # seconds a call (or a start) may take before the server counts as hung
 STDERR_TAIL = 2_000   # characters of the server's stderr quoted in a failure
+IDLE_PING = 0.25      # seconds without a call after which the next one first pings the server
 START_TIMEOUT = 30.0  # seconds a server may take to start (importing an SDK is slow on a loaded machine)
 MAX_ISSUES = 20
 
@@ -78,10 +79,14 @@ class _Connection:
         self.tools: list[Any] = []
         self.stop = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
+        self.used = 0.0  # the loop's time when a call last ended
 
     @property
     def alive(self) -> bool:
-        return self.task is not None and not self.task.done() and not self.stop.is_set()
+        # The SDK's dispatcher marks itself closed at the server's EOF: a server that exited (or was killed)
+        # between two calls is started again before the next one, which then does not fail.
+        closed = getattr(getattr(self.session, "_dispatcher", None), "_closed", False)
+        return self.task is not None and not self.task.done() and not self.stop.is_set() and not closed
 
 
 class McpServer:
@@ -142,9 +147,17 @@ class McpServer:
         if self._starting is None:
             self._starting = asyncio.Lock()
         async with self._starting:  # concurrent first calls start one process
-            if self._conn is None or not self._conn.alive:
-                self._conn = await self._start()
-            return self._conn
+            conn = self._conn
+            if conn is not None and conn.alive and asyncio.get_running_loop().time() - conn.used > IDLE_PING:
+                # A server killed since the last call may not have been noticed yet (its EOF is read by a task):
+                # a ping tells, so a call after a pause does not fail for a server gone in the meantime.
+                try:
+                    await asyncio.wait_for(conn.session.send_ping(), min(self.timeout, 10.0))
+                except Exception:
+                    conn.stop.set()
+            if conn is None or not conn.alive:
+                self._conn = conn = await self._start()
+            return conn
 
     async def _start(self) -> _Connection:
         from mcp import ClientSession, StdioServerParameters
@@ -171,6 +184,7 @@ class McpServer:
                         if not cursor:
                             break
                     conn.session, conn.tools = session, tools
+                    conn.used = asyncio.get_running_loop().time()
                     ready.set_result(conn)
                     await conn.stop.wait()
             except BaseException as exc:
@@ -186,22 +200,28 @@ class McpServer:
             return await asyncio.wait_for(asyncio.shield(ready), max(self.timeout, START_TIMEOUT))
         except asyncio.TimeoutError:
             conn.task.cancel()
-            raise ServerFailed(self._said(f"MCP server {self.name!r} did not start within {max(self.timeout, START_TIMEOUT):g} s")) \
-                from None
+            took = max(self.timeout, START_TIMEOUT)
+            raise ServerFailed(self._said(f"MCP server {self.name!r} did not start within {took:g} s")) from None
         except Exception as exc:
             raise ServerFailed(self._said(f"MCP server {self.name!r} could not start "
                                           f"({' '.join(self.command)}): {_text_of(exc)}")) from None
 
     async def _call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        conn = await self._connected()
+        try:
+            return await self._send(conn, tool, arguments)
+        finally:
+            conn.used = asyncio.get_running_loop().time()
+
+    async def _send(self, conn: _Connection, tool: str, arguments: dict[str, Any]) -> Any:
         from mcp.shared.exceptions import MCPError
 
-        conn = await self._connected()
         try:
             return await asyncio.wait_for(conn.session.call_tool(tool, arguments), self.timeout)
         except asyncio.TimeoutError:
             conn.stop.set()  # a hung server is stopped: the next call starts a fresh one
             raise ServerFailed(self._said(f"MCP server {self.name!r} did not answer {tool} within "
-                                          f"{self.timeout:g} s; it was stopped, the next call starts it again"))
+                                          f"{self.timeout:g} s; it was stopped, the next call starts it")) from None
         except MCPError as exc:
             if not conn.alive or exc.code == _connection_closed():
                 conn.stop.set()

@@ -1,0 +1,114 @@
+"""The sandbox as an MCP server: ``jupyter-sandbox mcp --store runs.sqlite --actions mypkg.actions:ACTIONS``.
+
+Also ``python -m jupyter_sandbox.mcp ...``. Serves over stdio, to any MCP client (a desktop assistant, an
+IDE, another agent framework), the tools:
+
+* ``run_script {script, input?}``: run a script against the actions (their declarations are in the tool's
+  description); the result says ``completed`` (the output), ``failed`` (the error, its line) or ``paused``
+  (the pending interrupts: an approval waits for a human);
+* ``resume_run {run_id, answers?}``: answer a paused run (``true`` approves the first pending interrupt;
+  ``{interrupt_id: answer}`` for several) and go on;
+* ``get_run {run_id}``: how a run stands now, e.g. after a human approved it from a notebook's card;
+* ``list_runs {status?, limit?}``: the newest runs;
+* ``describe_actions {query?}``: the declarations of the actions matching some words (for large catalogs).
+
+Runs live in the store given, the same a notebook opens (``Sandbox(store=...)``): a human approves a paused
+run from the notebook's card, and ``get_run`` then reports its outcome. Each tool's result has the text for
+the model as its content and ``{status, run_id, output, pending, error}`` as its structured content.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+
+from .cli import load_actions
+from .errors import SandboxError
+from .sandbox import Sandbox
+
+__all__ = ["build_server", "main"]
+
+
+def _report(result: Any) -> CallToolResult:
+    data = {"status": result.status, "run_id": result.run_id, "output": result.output,
+            "pending": result.pending, "error": result.error}
+    return CallToolResult(content=[TextContent(type="text", text=result.content)], structured_content=data,
+                          is_error=result.status == "failed")
+
+
+def build_server(sb: Sandbox, name: str = "jupyter-sandbox", **tool_options: Any) -> MCPServer:
+    """An ``mcp`` ``MCPServer`` whose tools drive ``sb`` (run it with ``.run()`` for stdio)."""
+    tool = sb.tool("run_script", **tool_options)
+    server = MCPServer(name, instructions="Durable, approvable code mode: write a JavaScript script against the "
+                       "declared actions and run it with run_script; a paused run waits for a human.",
+                       log_level="WARNING")
+
+    @server.tool(name="run_script", description=tool.description,
+                 annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True))
+    def run_script(script: str, input: Any = None) -> CallToolResult:
+        return _report(tool.run({"script": script, "input": input}))
+
+    @server.tool(name="resume_run", description="Answer a paused run and go on: `answers` is true (approve the "
+                 "first pending interrupt), false, {\"approved\": false, \"reason\": ...}, or an object mapping "
+                 "interrupt ids to answers.")
+    def resume_run(run_id: str, answers: Any = True) -> CallToolResult:
+        return _report(_guarded(lambda: tool.resume(run_id, answers), tool))
+
+    @server.tool(name="get_run", description="How a run stands now (completed, failed, or paused with its pending "
+                 "interrupts): after a human answered it elsewhere, this reports the outcome.",
+                 annotations=ToolAnnotations(read_only_hint=True))
+    def get_run(run_id: str) -> CallToolResult:
+        return _report(_guarded(lambda: tool.result(run_id), tool))
+
+    @server.tool(name="list_runs", description="The newest runs in the store: id, name, status, times.",
+                 annotations=ToolAnnotations(read_only_hint=True))
+    def list_runs(status: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
+        rows = sb.runs(status=status, limit=max(1, min(int(limit), 500)))
+        return [{"run_id": r.id, "name": r.name, "status": r.status, "created": r.created,
+                 "updated": r.updated} for r in rows]
+
+    @server.tool(name="describe_actions", description="TypeScript declarations of the actions whose name or "
+                 "description matches the words of `query` (all of them when it is empty).",
+                 annotations=ToolAnnotations(read_only_hint=True))
+    def describe_actions(query: str = "") -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text=sb.declarations(tool.actions, query=query))])
+
+    return server
+
+
+def _guarded(work: Any, tool: Any) -> Any:
+    """A run id that names no run (or a store error) is a failed result the model can read, not a crash."""
+    try:
+        return work()
+    except (SandboxError, KeyError) as exc:
+        return tool._result("failed", None, error={"name": type(exc).__name__, "message": str(exc)})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="jupyter-sandbox mcp", description="serve a sandbox over MCP (stdio)")
+    parser.add_argument("--store", required=True, help="the store: an SQLite file, or a postgresql:// URL")
+    parser.add_argument("--actions", action="append", default=[], metavar="MODULE:OBJECT",
+                        help="the actions scripts may call (repeatable): a mapping, a list, or a function "
+                             "that registers them on the Sandbox it is given")
+    parser.add_argument("--name", default="jupyter-sandbox", help="the server's name")
+    args = parser.parse_args(argv)
+    try:
+        sb = Sandbox(args.store)
+    except SandboxError as exc:
+        print(f"jupyter-sandbox mcp: {exc}", file=sys.stderr)
+        return 2
+    for spec in args.actions:
+        load_actions(sb, spec)
+    try:
+        build_server(sb, args.name).run()  # stdio; stdout is the protocol's, so nothing else prints there
+    finally:
+        sb.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,278 @@
+"""MCP both ways, with real servers over stdio: tools of MCP servers as actions (``sb.mcp``), and the sandbox
+as an MCP server (``python -m jupyter_sandbox.mcp``) driven by the SDK's own client.
+
+The servers are ``tests/mcp_servers/files.py`` (written with the SDK's server API), one process per name;
+each records the calls that reach it in ``$MCP_CALL_LOG`` as ``NAME PID TOOL``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import CallToolResult, ImageContent, TextContent, Tool, ToolAnnotations
+
+from jupyter_sandbox import Sandbox, SandboxInterrupt
+from jupyter_sandbox.agents.catalog import ActionSpec
+from jupyter_sandbox.agents.mcp_client import ToolFailed, _needs_approval, _result_value
+from jupyter_sandbox.agents.search import matching
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parent.parent
+SERVER = str(ROOT / "tests" / "mcp_servers" / "files.py")
+
+
+def _command(name: str) -> list[str]:
+    return [sys.executable, SERVER, name]
+
+
+def _calls(log: Path) -> list[tuple[str, int, str]]:
+    if not log.exists():
+        return []
+    return [(n, int(pid), tool) for n, pid, tool in (line.split() for line in log.read_text().splitlines())]
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("mcp") / "calls.log"
+
+
+@pytest.fixture(scope="module")
+def two(log):
+    """A sandbox with two servers, `files` and `notes`."""
+    sb = Sandbox()
+    for name in ("files", "notes"):
+        sb.mcp(name, _command(name), env={"MCP_CALL_LOG": str(log)})
+    yield sb
+    sb.close()
+
+
+# -- tools as actions -------------------------------------------------------------------------------------
+
+def test_a_script_calls_two_servers_tools_in_promise_all(two):
+    out = two.eval("return await Promise.all([actions.files.read_file({path: '/readme.txt'}), "
+                   "ctx.call('notes.read_file', {path: '/readme.txt'})])").output
+    assert [o["text"] for o in out] == ["hello from files", "hello from notes"]
+
+
+def test_concurrent_calls_to_one_server_are_in_flight_together(two):
+    # `meet` answers only once three calls are in the server at the same time (else it fails after 20 s)
+    out = two.eval("return await Promise.all([1, 2, 3].map(() => actions.notes.meet({count: 3})))").output
+    assert len(out) == 3
+
+
+def test_structured_content_is_the_result_and_text_otherwise(two):
+    out = two.eval("return [await actions.files.read_file({path: '/readme.txt'}), "
+                   "await actions.files.sleep({seconds: 0})]").output
+    assert out[0] == {"path": "/readme.txt", "text": "hello from files", "size": 16}
+    assert out[1] == {"result": "slept 0.0"}  # the SDK wraps a str return as {"result": ...}
+
+
+def test_a_tool_schema_feeds_the_declarations_and_a_query_keeps_the_matches(two):
+    text = two.declarations(query="read")
+    body = text[text.index("declare const actions"):text.index("// The script's world")]
+    assert "files: {" in body and "notes: {" in body
+    assert "read_file(input: { path: string }, options?: CallOptions): Promise<{ path: string; text: string; " \
+           "size: number }>" in body
+    assert "write_file" not in body and "sleep" not in body
+
+
+def test_an_input_that_does_not_fit_the_tool_schema_never_reaches_the_server(two, log):
+    before = len(_calls(log))
+    out = two.eval("try { await actions.files.read_file({path: 3}) } catch (e) { return [e.message, e.issues] }")
+    assert out.output[1] == [{"path": "$.path", "message": "3 is not of type 'string'"}]
+    assert len(_calls(log)) == before
+
+
+def test_an_is_error_result_is_an_action_error_carrying_its_text(two):
+    out = two.eval("try { await actions.files.fail({reason: 'disk full'}) } catch (e) { return [e.name, e.message] }")
+    assert out.output[0] == "ActionError"
+    assert out.output[1].startswith("ToolFailed: files.fail: ") and "it failed: disk full" in out.output[1]
+
+
+def test_a_destructive_tool_pauses_for_approval_with_server_and_annotations(two, log):
+    with pytest.raises(SandboxInterrupt) as paused:
+        two.eval("return await actions.files.write_file({path: '/a.txt', text: 'hi'})")
+    data = paused.value.interrupts[0].data
+    assert data["server"] == "files" and data["tool"] == "write_file"
+    assert data["annotations"]["read_only"] is False and data["annotations"]["destructive"] is True
+    assert ("files", "write_file") not in [(n, t) for n, _, t in _calls(log)]  # not called before approval
+    assert two.resume(paused.value.run_id, True).output == {"result": "wrote 2 characters to /a.txt"}
+
+
+def test_a_read_only_tool_runs_without_approval(two):
+    assert two.actions["files.read_file"].approval is False
+    assert two.actions["files.write_file"].approval is True
+
+
+ANNOTATIONS = st.one_of(st.none(), st.builds(ToolAnnotations, read_only_hint=st.one_of(st.none(), st.booleans()),
+                                             destructive_hint=st.one_of(st.none(), st.booleans())))
+
+
+@given(annotations=ANNOTATIONS, override=st.one_of(st.none(), st.booleans(),
+                                                   st.dictionaries(st.sampled_from(["t", "u"]), st.booleans())))
+def test_approval_follows_the_annotations_with_the_specs_defaults_unless_the_user_decides(annotations, override):
+    tool = Tool(name="t", input_schema={"type": "object"}, annotations=annotations)
+    read_only = bool(annotations and annotations.read_only_hint)
+    destructive = annotations is None or annotations.destructive_hint is None or annotations.destructive_hint
+    expected = not read_only and destructive
+    if isinstance(override, bool):
+        expected = override
+    elif isinstance(override, dict) and "t" in override:
+        expected = override["t"]
+    assert _needs_approval(tool, override) is expected
+
+
+TEXT = st.builds(TextContent, type=st.just("text"), text=st.text(max_size=20))
+IMAGE = st.builds(ImageContent, type=st.just("image"), data=st.just("AA=="), mime_type=st.just("image/png"))
+
+
+@given(content=st.lists(st.one_of(TEXT, IMAGE), max_size=4),
+       structured=st.one_of(st.none(), st.dictionaries(st.text(max_size=5), st.integers(), max_size=3)),
+       error=st.booleans())
+def test_the_result_is_structured_content_else_the_text_and_is_error_raises_the_text(content, structured, error):
+    result = CallToolResult(content=content, structured_content=structured, is_error=error)
+    texts = [c.text for c in content if isinstance(c, TextContent)]
+    if error:
+        with pytest.raises(ToolFailed) as failed:
+            _result_value("s", "t", result)
+        assert str(failed.value).startswith("s.t: ") and all(t in str(failed.value) for t in texts)
+    elif structured is not None:
+        assert _result_value("s", "t", result) == structured
+    elif len(texts) == len(content):
+        assert _result_value("s", "t", result) == "\n".join(texts)
+    else:  # an image too: the blocks as the protocol has them
+        assert [b["type"] for b in _result_value("s", "t", result)] == [c.type for c in content]
+
+
+WORDS = st.sampled_from(["read", "file", "write", "mail", "x"])
+
+
+@given(names=st.lists(st.tuples(WORDS, WORDS), min_size=1, max_size=6, unique=True), query=st.lists(WORDS, max_size=3))
+def test_a_query_keeps_exactly_the_actions_whose_name_or_description_has_one_of_its_words(names, query):
+    specs = [ActionSpec(f"{a}_{i}", f"about {b}") for i, (a, b) in enumerate(names)]
+    found = matching(specs, " ".join(query))
+    if not query:
+        assert found == specs
+        return
+    expected = {s.name for s in specs if any(w in s.name or w in (s.description or "") for w in query)}
+    assert {s.name for s in found} == expected
+
+
+# -- failures: crash, hang, and a server gone between pause and resume ------------------------------------------
+
+@pytest.fixture(scope="module")
+def fragile(log):
+    sb = Sandbox()
+    sb.mcp("fragile", _command("fragile"), env={"MCP_CALL_LOG": str(log)}, timeout=3)
+    yield sb
+    sb.close()
+
+
+def test_a_server_that_crashes_is_an_action_error_with_its_stderr_and_the_next_call_restarts_it(fragile, log):
+    out = fragile.eval("try { await actions.fragile.crash() } catch (e) { return e.message }").output
+    assert "MCP server 'fragile' exited during crash" in out
+    assert "fragile: about to crash" in out  # its stderr
+    again = fragile.eval("return await actions.fragile.read_file({path: '/readme.txt'})").output
+    assert again["text"] == "hello from fragile"
+    pids = [pid for n, pid, t in _calls(log) if n == "fragile"]
+    assert pids[-1] != pids[0]
+
+
+def test_a_server_that_hangs_is_an_action_error_at_its_timeout_and_the_next_call_restarts_it(fragile, log):
+    out = fragile.eval("try { await actions.fragile.sleep({seconds: 60}) } catch (e) { return e.message }").output
+    assert "MCP server 'fragile' did not answer sleep within 3 s" in out
+    hung = [pid for n, pid, t in _calls(log) if n == "fragile" and t == "sleep"][-1]
+    assert fragile.eval("return await actions.fragile.read_file({path: '/readme.txt'})").output["size"] == 18
+    assert [pid for n, pid, t in _calls(log) if n == "fragile"][-1] != hung
+
+
+def test_a_run_resumes_after_its_server_was_killed_and_replayed_calls_do_not_reach_it(tmp_path):
+    log = tmp_path / "calls.log"
+    sb = Sandbox(tmp_path / "runs.sqlite")
+    try:
+        sb.mcp("files", _command("files"), env={"MCP_CALL_LOG": str(log)})
+        with pytest.raises(SandboxInterrupt) as paused:
+            sb.eval("const page = await actions.files.read_file({path: '/readme.txt'});\n"
+                    "return await actions.files.write_file({path: '/copy.txt', text: page.text});")
+        [(_, first, _)] = _calls(log)
+        os.kill(first, signal.SIGKILL)
+        time.sleep(0.5)  # the server is gone before the resume (a call after a pause pings an idle server)
+        assert sb.resume(paused.value.run_id, True).output == {"result": "wrote 16 characters to /copy.txt"}
+        calls = _calls(log)
+        assert [t for _, _, t in calls] == ["read_file", "write_file"]  # read_file was replayed, not called
+        assert calls[1][1] != first
+    finally:
+        sb.close()
+
+
+# -- the sandbox as an MCP server --------------------------------------------------------------------------
+
+def _serve(store: Path) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, cwd=str(ROOT),
+                                 args=["-m", "jupyter_sandbox.mcp", "--store", str(store),
+                                       "--actions", "tests.mcp_actions:register"])
+
+
+def test_an_mcp_client_sees_paused_then_completed_after_an_approval_from_another_sandbox(tmp_path):
+    store = tmp_path / "runs.sqlite"
+    seen = {}
+
+    async def client() -> None:
+        async with stdio_client(_serve(store), errlog=open(tmp_path / "err", "w")) as (r, w), \
+                ClientSession(r, w) as session:
+            await session.initialize()
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            seen["tools"] = sorted(tools)
+            seen["description"] = tools["run_script"].description
+            paused = await session.call_tool("run_script", {
+                "script": "const n = await actions.add({a: 2, b: 3});\n"
+                          "return await actions.send_email({to: 'ann@example.com', body: `sum ${n}`});"})
+            seen["paused"] = paused.structured_content
+            run_id = paused.structured_content["run_id"]
+            with Sandbox(store) as notebook:  # a human approves in a notebook on the same store
+                from tests.mcp_actions import register
+
+                register(notebook)
+                notebook.resume(run_id, True)
+            seen["after"] = (await session.call_tool("get_run", {"run_id": run_id})).structured_content
+            seen["runs"] = (await session.call_tool("list_runs", {})).structured_content
+            again = await session.call_tool("run_script", {"script": "return await actions.send_email("
+                                                                     "{to: 'bo@example.com', body: 'hi'})"})
+            seen["resumed"] = (await session.call_tool("resume_run", {"run_id": again.structured_content["run_id"],
+                                                                      "answers": True})).structured_content
+            described = await session.call_tool("describe_actions", {"query": "email"})
+            seen["described"] = described.content[0].text
+
+    anyio.run(client)
+    assert seen["tools"] == ["describe_actions", "get_run", "list_runs", "resume_run", "run_script"]
+    assert "send_email(input: { to: string; body: string }" in seen["description"]
+    assert seen["paused"]["status"] == "paused"
+    assert seen["paused"]["pending"][0]["data"]["input"] == {"to": "ann@example.com", "body": "sum 5"}
+    assert seen["after"]["status"] == "completed"
+    assert seen["after"]["output"] == {"sent": True, "to": "ann@example.com"}
+    assert seen["runs"]["result"][0]["status"] == "completed"
+    assert seen["resumed"]["status"] == "completed" and seen["resumed"]["output"]["to"] == "bo@example.com"
+    assert "send_email" in seen["described"] and "add(" not in seen["described"]
+
+
+def test_get_run_of_an_unknown_run_is_a_failed_result_not_a_crash(tmp_path):
+    async def client() -> dict:
+        async with stdio_client(_serve(tmp_path / "runs.sqlite"), errlog=open(tmp_path / "err", "w")) as (r, w), \
+                ClientSession(r, w) as session:
+            await session.initialize()
+            result = await session.call_tool("get_run", {"run_id": "r-nope"})
+            return {"is_error": result.is_error, **result.structured_content}
+
+    out = anyio.run(client)
+    assert out["is_error"] is True and out["status"] == "failed"
+    assert "r-nope" in out["error"]["message"]
