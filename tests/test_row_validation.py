@@ -307,9 +307,9 @@ def test_the_resume_after_a_refused_read_names_the_damage_not_a_busy_run(templat
     seq, row = next((s, r) for s, r in template[2] if r["kind"] == "result")
     sb, run_id = damaged(template, tmp_path, "UPDATE run_journal SET body = ? WHERE seq = ?",
                          (cbor2.dumps({**row, "ok": "yes"}), seq))
-    for _ in range(2):
+    for answer in (None, None, "yes"):  # the claim a failed read made is let go: never "already being resumed"
         with pytest.raises(StoreError, match=f"journal entry {seq}"):
-            sb.resume(run_id, "yes")
+            sb.resume(run_id, answer)
 
 
 def test_a_mismatch_where_the_script_stopped_asking_reads_back():

@@ -143,7 +143,11 @@ class Engine:
         """One attempt: claim the run (compare-and-set), run it, record how it ended."""
         allowed = ("created",) if run.status == "created" else RESUMABLE
         number = self.store.claim(run.id, allowed, source_hash=run.source_hash or "", force=force)
-        journal = Journal(self.store.entries(run.id))
+        try:
+            journal = Journal(self.store.entries(run.id))
+        except SandboxError:  # a journal that does not read (damaged): this process holds nothing
+            self.store.release(run.id)
+            raise
         answers.settle_first(journal)
         runner = Runner(Attempt(self, run, journal, number, plan=plan or journal.plan(), answers=answers,
                                 strict=bool(run.options.get("strict")), action_names=self._action_names(run),
