@@ -1,25 +1,31 @@
-"""End to end in a real JupyterLab and Chromium: highlight, run, approve by click, resume, timeline.
+"""End to end in a real JupyterLab and Chromium: highlighting, and the run card live, after a restart and a reload.
 
 JupyterLab runs on 127.0.0.1 on a free port with a temporary root, and pip's
 playwright drives Debian's chromium (headless; installed if missing: a missing
-browser fails the test, it never skips). The notebook loads the extension,
-registers an ordinary action and an approval action, and runs a ``%%sandbox``
-cell that calls both. The test checks that the cell's editor is highlighted as
-JavaScript, clicks Approve in the page, waits for the resumed run's output and
-for the timeline's replayed and live entries, re-runs the cell that prints the
-``-o`` variable, saves a screenshot (its path is printed: run with ``-s``) and
-shuts JupyterLab down, checking that no process is left behind.
+browser fails the test, it never skips). One server and one notebook serve
+every check, in order: the ``%%sandbox`` cell is highlighted as JavaScript; a
+click on Approve turns the same card completed in place; a run resumed from
+another cell (``%sandbox resume``) turns the first cell's card completed;
+three answers leave one card with three decisions and no nesting; a
+5,000-entry run's saved output stays under 256 KB; after a kernel restart and
+a page reload no output reads "model not found", an old card's Approve is
+disabled with a hint until ``%load_ext`` runs and then resumes the run; the
+same notebook in Notebook 7 approves from its card; the dark theme. The
+screenshots are saved under /tmp/cards/ (their paths are printed: run with
+``-s``) and JupyterLab is shut down, no process left behind.
 
 Run alone: ``python -m pytest tests/test_browser.py -m browser -q -s``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
 import sys
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -27,7 +33,8 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from browser_support import CHROMIUM_ARGS, JupyterLab, alive, cmdline, descendants, ensure_chromium
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(150)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
+SHOTS = Path("/tmp/cards")
 
 SETUP = """\
 import sys
@@ -56,8 +63,17 @@ return {delivered: receipt.sent_to, rows: found.rows}
 """
 
 SHOW = 'print("result =", globals().get("result", "(not set yet)"), "| sent to", [m["to"] for m in sent])'
-
-SETUP_CELL, SANDBOX_CELL, SHOW_CELL = 1, 2, 3
+RAFFLE = '%%sandbox --name raffle -o raffle_out\nreturn await actions.send_email({to: "raffle@example.com"})'
+RESUME = "%sandbox resume raffle --answer true"
+THREE = ('%%sandbox --name three -o three_out\nconst got = []\n'
+         'for (const to of ["a", "b", "c"]) got.push((await actions.send_email({to})).sent_to)\nreturn got')
+BIG = ("%%sandbox --name big --journal-entries 6000\nlet s = 0\n"
+       "for (let i = 0; i < 2500; i++) s = await actions.lookup(i).then((r) => s + r.rows)\nreturn s")
+LATER = '%%sandbox --name later\nreturn await actions.send_email({to: "later@example.com"})'
+NB7 = '%%sandbox --name nb7\nreturn await actions.send_email({to: "nb7@example.com"})'
+CELLS = ["%load_ext jupyter_sandbox", None, SCRIPT, SHOW, RAFFLE, RESUME, THREE, BIG, LATER, NB7]
+LOAD_CELL, SETUP_CELL, SANDBOX_CELL, SHOW_CELL, RAFFLE_CELL, RESUME_CELL, THREE_CELL, BIG_CELL, LATER_CELL, NB7_CELL = \
+    range(len(CELLS))
 
 KERNEL_IDLE = """() => {
   const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
@@ -71,34 +87,49 @@ TOKENS = """(cell) => [...cell.querySelectorAll('.cm-content .cm-line span')]
 
 
 def write_notebook(path, store):
-    nb = new_notebook(cells=[
-        new_code_cell("%load_ext jupyter_sandbox"),
-        new_code_cell(SETUP.format(store=str(store))),
-        new_code_cell(SCRIPT),
-        new_code_cell(SHOW),
-    ])
+    nb = new_notebook(cells=[new_code_cell(c if c is not None else SETUP.format(store=str(store))) for c in CELLS])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nbformat.write(nb, path)
+
+
+def run_cells(page, *indexes):
+    """Run these cells (in order), as a user selecting each and pressing Shift+Enter would."""
+    page.evaluate("""(indexes) => {
+      const panel = window.jupyterapp.shell.currentWidget;
+      const run = async () => {
+        for (const i of indexes) {
+          panel.content.activeCellIndex = i;
+          await window.jupyterapp.commands.execute('notebook:run-cell');
+        }
+      };
+      run();
+    }""", list(indexes))
 
 
 def token_class(tokens, word):
     return next((cls for text, cls, _ in tokens if text == word), None)
 
 
-def test_approve_in_jupyterlab(tmp_path):
-    """The whole flow in JupyterLab 4, and the highlighting in Notebook 7 on the same server."""
+def card_of(cells, i):
+    return cells.nth(i).locator(".jp-Cell-outputArea .jsbx-card")
+
+
+def test_the_run_card_in_jupyterlab_and_notebook_7(tmp_path):
+    """The whole flow in JupyterLab 4, then Notebook 7 on the same server."""
     from playwright.sync_api import expect, sync_playwright
 
     started = time.monotonic()
     chromium = ensure_chromium()
+    SHOTS.mkdir(parents=True, exist_ok=True)
     root, home = tmp_path / "root", tmp_path / "home"
     root.mkdir()
     home.mkdir()
     write_notebook(root / "e2e.ipynb", tmp_path / "store" / "runs.sqlite")
-    shot = tmp_path / "jupyter_sandbox_e2e.png"
+    shot = SHOTS / "lab-light.png"
     baseline = set(descendants(os.getpid()))
     ours: dict[int, int] = {}  # every process this test started (and their children): pid -> starttime
     left: dict[int, str] = {}
+    n = len(CELLS)
 
     lab = JupyterLab(root, home)
     pw = browser = page = None
@@ -106,13 +137,13 @@ def test_approve_in_jupyterlab(tmp_path):
         lab.start()
         pw = sync_playwright().start()
         browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 2400})
+        page = browser.new_page(viewport={"width": 1280, "height": 3000})
         page.set_default_timeout(30_000)
         expect.set_options(timeout=30_000)
         page.goto(f"{lab.url}/lab/tree/e2e.ipynb")
-        page.wait_for_function(KERNEL_IDLE % 4, timeout=45_000)
+        page.wait_for_function(KERNEL_IDLE % n, timeout=45_000)
         cells = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")
-        expect(cells).to_have_count(4)
+        expect(cells).to_have_count(n)
         lab.remember()
 
         # 1. The %%sandbox cell is highlighted as JavaScript; the Python cell as Python.
@@ -125,84 +156,95 @@ def test_approve_in_jupyterlab(tmp_path):
         js_tokens = cells.nth(SANDBOX_CELL).evaluate(TOKENS)
         keyword = token_class(py_tokens, "def")
         assert keyword, f"`def` is not highlighted in the Python cell: {py_tokens}"
-        assert token_class(py_tokens, "import") == keyword, py_tokens
-        # `const` is no Python keyword: highlighted as one only by the JavaScript grammar.
         assert token_class(js_tokens, "const") == keyword, f"`const` is not a keyword in the %%sandbox cell: {js_tokens}"
-        assert token_class(js_tokens, "await") == keyword, js_tokens
-        assert token_class(js_tokens, "return") == keyword, js_tokens
-        plain = cells.nth(SANDBOX_CELL).locator(".cm-content").evaluate("(el) => getComputedStyle(el).color")
-        const_color = next(color for text, _, color in js_tokens if text == "const")
-        assert const_color != plain, f"keyword colour {const_color} is the plain text colour"
 
-        # 2. Run every cell: the run pauses on the approval action and the cell shows the panel.
+        # 2. Run every cell: each paused run's card shows Approve; the raffle, resumed by the next cell, is completed.
         page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-        sandbox_out = cells.nth(SANDBOX_CELL).locator(".jp-Cell-outputArea")
         expect(cells.nth(SETUP_CELL).locator(".jp-Cell-outputArea")).to_contain_text(f"kernel prefix: {sys.prefix}")
-        approve = sandbox_out.get_by_role("button", name=re.compile(r"\bApprove$"))  # the name starts with the icon's glyph
-        expect(approve).to_be_visible()
-        expect(sandbox_out).to_contain_text("send_email needs approval")
-        expect(sandbox_out.locator('.jsbx-status[data-status="interrupted"]').first).to_be_visible()
-        expect(cells.nth(SHOW_CELL).locator(".jp-Cell-outputArea")).to_contain_text("result = (not set yet) | sent to []")
-        page.wait_for_function(KERNEL_IDLE % 4)
+        card = card_of(cells, SANDBOX_CELL)
+        approve = card.locator('button[data-act="approve"]')
+        expect(approve).to_be_enabled()  # live: the renderer attached over the comm
+        expect(card).to_contain_text("send_email needs approval")
+        expect(card.locator('.jsbx-card-head .jsbx-status')).to_have_attribute("data-status", "interrupted")
+        page.wait_for_function(KERNEL_IDLE % n, timeout=60_000)
+        raffle = card_of(cells, RAFFLE_CELL)
+        expect(raffle.locator('.jsbx-card-head .jsbx-status')).to_have_attribute("data-status", "completed")
+        expect(raffle.locator('button[data-act="approve"]')).to_have_count(0)
         lab.remember()
 
-        # 3. A real click on Approve resumes the run by replay, in the panel.
+        # 3. A real click on Approve turns the same card completed, in place: one card, the decision, the output.
         approve.click()
-        expect(approve).to_be_disabled()
-        expect(sandbox_out).to_contain_text("resumed after send_email")
-        expect(sandbox_out.locator('.jsbx-status[data-status="completed"]').first).to_be_visible()
-        expect(sandbox_out).to_contain_text('"delivered": "ana@example.com"')
-        badges = sandbox_out.locator(".jsbx-status").evaluate_all(
-            "els => els.map(e => getComputedStyle(e).backgroundColor)")
-        assert badges and all(c not in ("rgba(0, 0, 0, 0)", "transparent") for c in badges), \
-            f"a status badge has no colour: {badges}"
-
-        # 4. The timeline shows attempt 2 with replayed entries (lookup, not run again) and live ones (send_email).
-        timeline = sandbox_out.locator(".jsbx-timeline")
-        expect(timeline).to_have_count(1)  # the resume reuses the cell's timeline
-        expect(timeline.locator('.jsbx-attempt-head[data-attempt="2"]')).to_contain_text("replayed from the journal")
-        replayed_group = timeline.locator("details.jsbx-replayed")
-        expect(replayed_group).to_have_count(1)
-        replayed_group.locator(":scope > summary").click()  # open it, as a reader would
-        replayed = replayed_group.locator('.jsbx-entry[data-mark="replayed"]')
-        expect(replayed.first).to_be_visible()
-        expect(replayed_group).to_contain_text("lookup")
-        live = timeline.locator('.jsbx-part[data-attempt="2"] .jsbx-entry[data-mark="live"]')
-        expect(live.first).to_be_visible()
-        expect(timeline.locator('.jsbx-part[data-attempt="2"]').last).to_contain_text("send_email")
-        n_replayed, n_live = replayed.count(), live.count()
-        assert n_replayed >= 2 and n_live >= 1, (n_replayed, n_live)
-
-        # The -o variable was set by the click's resume: re-run the cell that prints it.
-        page.evaluate("""() => {
-          const notebook = window.jupyterapp.shell.currentWidget.content;
-          notebook.activeCellIndex = %d;
-          window.jupyterapp.commands.execute('notebook:run-cell');
-        }""" % SHOW_CELL)
+        expect(card.locator('.jsbx-card-head .jsbx-status')).to_have_attribute("data-status", "completed")
+        expect(card).to_contain_text('"delivered": "ana@example.com"')
+        expect(card.locator(".jsbx-answered")).to_contain_text("send_email approved")
+        expect(cells.nth(SANDBOX_CELL).locator(".jsbx-card")).to_have_count(1)
+        run_cells(page, SHOW_CELL)  # -o was filled by the click's resume
         expect(cells.nth(SHOW_CELL).locator(".jp-Cell-outputArea")).to_contain_text(
-            "result = {'delivered': 'ana@example.com', 'rows': 3} | sent to ['ana@example.com']")
+            "result = {'delivered': 'ana@example.com', 'rows': 3}")
 
-        # 5. The screenshot: the sandbox cell's editor, the resumed output and the opened timeline.
-        # The page is tall enough for the whole notebook; start from its top.
+        # 4. Three answers: one card, three decisions, no nested card.
+        three = card_of(cells, THREE_CELL)
+        for k in range(3):
+            button = three.locator('button[data-act="approve"]:enabled')
+            expect(button).to_have_count(1)
+            button.click()
+            expect(three.locator(".jsbx-answered")).to_have_count(k + 1)
+        expect(three.locator('.jsbx-card-head .jsbx-status')).to_have_attribute("data-status", "completed")
+        expect(cells.nth(THREE_CELL).locator(".jsbx-card")).to_have_count(1)
+        expect(cells.nth(THREE_CELL).locator(".jsbx-card .jsbx-card")).to_have_count(0)
+        expect(card_of(cells, BIG_CELL)).to_contain_text("lookup × 2,500")
         page.evaluate("() => window.jupyterapp.shell.currentWidget.content.node.scrollTo(0, 0)")
-        page.screenshot(path=str(shot))
-        print(f"\nscreenshot: {shot}  ({n_replayed} replayed, {n_live} live entries; "
-              f"{time.monotonic() - started:.1f} s before shutdown)")
+        page.screenshot(path=str(shot), full_page=True)
 
-        # 6. Notebook 7, served by the same server, highlights the same notebook the same way.
-        nb7 = browser.new_page(viewport={"width": 1280, "height": 1600})
+        # 5. Save; the 5,000-entry run's saved output is small.
+        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+        time.sleep(1.0)
+        saved = nbformat.read(root / "e2e.ipynb", as_version=4)
+        big_size = len(json.dumps(saved.cells[BIG_CELL].outputs))
+        assert big_size < 256 * 1024, big_size
+        assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {})
+                       for c in saved.cells for o in c.outputs)
+
+        # 6. Restart the kernel and reload the page: no "model not found"; the old card waits for %load_ext.
+        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
+        page.reload()
+        page.wait_for_function(KERNEL_IDLE % n, timeout=45_000)
+        cells = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")
+        later = card_of(cells, LATER_CELL)
+        expect(later.locator('button[data-act="approve"]')).to_be_disabled()
+        expect(later.locator('[data-role="hint"]')).to_contain_text("%load_ext jupyter_sandbox")
+        assert "model not found" not in page.inner_text("body")
+        run_cells(page, LOAD_CELL, SETUP_CELL)  # the actions are Python: the new kernel registers them again
+        expect(later.locator('button[data-act="approve"]')).to_be_enabled()
+        later.locator('button[data-act="approve"]').click()
+        expect(later.locator('.jsbx-card-head .jsbx-status')).to_have_attribute("data-status", "completed")
+        assert "model not found" not in page.inner_text("body")
+        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+
+        # 7. The dark theme.
+        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+        time.sleep(0.5)
+        card_of(cells, THREE_CELL).scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "lab-dark.png"), full_page=True)
+        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+        lab.remember()
+
+        # 8. Notebook 7 on the same server and kernel: the saved cards render, and one approves from its card.
+        nb7 = browser.new_page(viewport={"width": 1280, "height": 3000})
         nb7.goto(f"{lab.url}/notebooks/e2e.ipynb")
         nb7_cells = nb7.locator(".jp-Notebook .jp-Cell")
-        expect(nb7_cells).to_have_count(4)
-        for cell, word in ((SANDBOX_CELL, "const"), (SETUP_CELL, "def")):  # each editor highlights as it renders
-            nb7_cells.nth(cell).locator(".cm-line span", has_text=re.compile(rf"^{word}$")).first.wait_for(
-                state="attached", timeout=15_000)
-        nb7_py, nb7_js = nb7_cells.nth(SETUP_CELL).evaluate(TOKENS), nb7_cells.nth(SANDBOX_CELL).evaluate(TOKENS)
-        nb7_keyword = token_class(nb7_py, "def")
-        assert nb7_keyword, f"`def` is not highlighted in Notebook 7's Python cell: {nb7_py}"
-        assert token_class(nb7_js, "const") == nb7_keyword, f"Notebook 7: `const` is no keyword: {nb7_js}"
+        expect(nb7_cells).to_have_count(n)
+        nb7_card = card_of(nb7_cells, NB7_CELL)
+        expect(nb7_card.locator('button[data-act="approve"]')).to_be_enabled(timeout=45_000)
+        nb7_card.locator('button[data-act="approve"]').click()
+        expect(nb7_card.locator('.jsbx-card-head .jsbx-status')).to_have_attribute("data-status", "completed")
+        assert "model not found" not in nb7.inner_text("body")
+        nb7.screenshot(path=str(SHOTS / "notebook7.png"), full_page=True)
         lab.remember()
         nb7.close()
+        print(f"\nscreenshots: {SHOTS}/lab-light.png, lab-dark.png, notebook7.png; big card saved {big_size} bytes; "
+              f"{time.monotonic() - started:.1f} s before shutdown")
     except BaseException as exc:
         if page is not None:
             try:

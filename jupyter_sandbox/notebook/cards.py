@@ -249,8 +249,9 @@ class _Fanout(Observer):
 class _Link:
     """One renderer's comm, showing one run."""
 
-    def __init__(self, comm: Any, sb: Any, run_id: str):
+    def __init__(self, comm: Any, sb: Any, run_id: str, title: str | None = None, out_var: str | None = None):
         self.comm, self.sb, self.run_id = comm, sb, run_id
+        self.title, self.out_var = title, out_var  # as the saved card showed them
         self.sent = 0
 
     def send(self, doc: dict[str, Any]) -> None:
@@ -263,7 +264,7 @@ class _Link:
             _drop(self)
 
     def refresh(self) -> None:
-        doc = card_document(self.sb, self.run_id)
+        doc = card_document(self.sb, self.run_id, title=self.title, out_var=self.out_var)
         doc["store"] = mask(doc.get("store") or "")
         self.send(doc)
 
@@ -300,7 +301,8 @@ def _open(comm: Any, msg: dict[str, Any]) -> None:
     store = data.get("store") or None
     if store and mask(configured_store()) == store:
         store = None  # the default store (its URL may hold a password the card does not)
-    link = _Link(comm, sandbox_for(store), run_id)
+    text = lambda key: str(data[key]) if isinstance(data.get(key), str) else None  # noqa: E731
+    link = _Link(comm, sandbox_for(store), run_id, text("title"), text("out_var"))
     with _lock:
         _LINKS.setdefault(run_id, []).append(link)
     comm.on_msg(link.on_msg)

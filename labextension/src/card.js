@@ -128,7 +128,7 @@ class CardRenderer extends Widget {
       this.card?.connect({ send: null, hint: NOT_LOADED });
     };
     try {
-      comm.open({ run_id: runId, store: this.doc?.store ?? null });
+      comm.open({ run_id: runId, store: this.doc?.store ?? null, title: this.doc?.title ?? null, out_var: this.doc?.out_var ?? null });
     } catch {
       this.pending = null;
     }
