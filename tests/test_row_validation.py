@@ -177,7 +177,7 @@ def damage(draw, rows):
     return seq, row, name, draw(st.sampled_from(_class_values(cls, required)))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_a_field_with_the_wrong_shape_is_a_store_error_naming_run_seq_and_field(template, tmp_path, data):
     seq, row, name, value = data.draw(damage(template[2]))
