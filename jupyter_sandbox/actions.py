@@ -18,8 +18,8 @@ from typing import Any, Callable
 
 from .errors import InvalidValue
 
-__all__ = ["Action", "ActionInterrupt", "InputInvalid", "Resume", "Outcome", "call_action", "check_name", "detach", "json_copy",
-           "to_json"]
+__all__ = ["Action", "ActionInterrupt", "InputInvalid", "Resume", "Outcome", "call_action", "check_name", "detach",
+           "json_copy", "to_json"]
 
 
 class ActionInterrupt(Exception):

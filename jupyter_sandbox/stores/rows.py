@@ -13,9 +13,9 @@ journal, and these cost about a microsecond a row (bench/rows.py).
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import cbor2
 
@@ -217,7 +217,7 @@ def _interrupt_item(value: Any) -> str | None:
 # One schema per kind (docs/journal.md): field -> (required, rule). Every value of a row is JSON (one walk
 # over the row checks that); a rule checks the field's shape. Fields a schema does not name are kept (JSON,
 # otherwise unchecked), so a row written by a newer minor version still reads; an unknown kind does not.
-Schema = dict[str, tuple[bool, Rule]]
+Schema = dict[str, tuple[bool, "Rule | None"]]  # None: any JSON value
 _NOTE: Schema = {"step": (False, OPT_ID)}
 SCHEMAS: dict[str, Schema] = {
     "attempt": {"n": (True, _count(1, MAX_COUNT)), "source_hash": (True, OPT_STR),
@@ -326,7 +326,7 @@ def decode_journal(run_id: str, rows: Any) -> list[Entry]:
     return entries
 
 
-def _not_json(run_id: str, seq: int, kind: str, row: dict) -> StoreError:
+def _not_json(run_id: str, seq: int, kind: str, row: dict[Any, Any]) -> StoreError:
     """The first field of a row that is not JSON (the slow path: the row was found wrong)."""
     for name, value in row.items():
         if type(name) is not str:
