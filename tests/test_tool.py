@@ -268,10 +268,11 @@ def test_a_sandbox_without_typed_actions_still_makes_a_tool():
 
 
 def test_a_paused_result_displays_as_its_runs_card_whose_approve_resumes_the_run(tool, capsys):
+    from jupyter_sandbox.notebook import tool_card
     from jupyter_sandbox.notebook.cards import cards
 
     paused = tool.run({"script": "return await actions.send_email({to: 'ada', body: 'hi'})"})
-    paused._ipython_display_()
+    tool_card.show(paused)
     card = cards()[-1]
     assert card.run_id == paused.run_id
     assert [p["id"] for p in card.doc["pending"]] == [paused.pending[0]["id"]]
@@ -281,8 +282,32 @@ def test_a_paused_result_displays_as_its_runs_card_whose_approve_resumes_the_run
 
 
 def test_a_result_without_a_run_displays_as_its_text(tool, capsys):
-    tool.run("{not json")._ipython_display_()
+    from jupyter_sandbox.notebook import tool_card
+
+    tool_card.show(tool.run("{not json"))
     assert "InvalidArguments" in capsys.readouterr().out
+
+
+def test_the_extension_makes_ipython_display_a_tool_result_as_its_card(tool):
+    from types import SimpleNamespace
+
+    from IPython.core.formatters import DisplayFormatter
+
+    from jupyter_sandbox.notebook import tool_card
+    from jupyter_sandbox.notebook.cards import cards
+
+    shell = SimpleNamespace(display_formatter=DisplayFormatter())
+    tool_card.register(shell)  # what %load_ext jupyter_sandbox does
+    paused = tool.run({"script": "return await actions.send_email({to: 'ada', body: 'hi'})"})
+    shell.display_formatter.format(paused)
+    assert cards()[-1].run_id == paused.run_id
+
+
+def test_without_the_extension_a_tool_result_prints_as_its_content(tool):
+    from IPython.lib.pretty import pretty
+
+    paused = tool.run({"script": "return await actions.send_email({to: 'ada', body: 'hi'})"})
+    assert pretty(paused) == paused.content
 
 
 def test_a_runaway_script_fails_naming_the_limit_and_its_line(sb):

@@ -16,7 +16,6 @@ handed to it and imports neither.
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 from collections.abc import Iterable
@@ -77,9 +76,10 @@ class ToolResult:
     def __str__(self) -> str:
         return self.content
 
-    def _ipython_display_(self) -> None:
-        # The card belongs to the notebook layer, above this one: looked up when displayed, never imported here.
-        importlib.import_module("jupyter_sandbox.notebook.tool_card").show(self)
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        # In a notebook with the extension loaded, the notebook layer (above this one) shows a
+        # ToolResult as its run's card (notebook/tool_card.py registers that display); elsewhere, the text.
+        printer.text(self.content)
 
 
 class SandboxTool:

@@ -17,7 +17,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from traitlets import Bool, Float, Int, Unicode, default, observe
 from traitlets.config import Configurable
 
-from . import commands
+from . import commands, tool_card
 from .defaults import configured_store, from_namespace, sandbox_for, set_default_store
 from ..engine.realm import Limits
 from ..sandbox import Sandbox
@@ -152,4 +152,5 @@ def load_ipython_extension(ip: Any) -> SandboxMagics:
     set_default_store(magics.store)
     magics.sandbox()
     register_comm_target(ip)  # the cards already in the notebook become live again
+    tool_card.register(ip)  # an agent tool's result displays as its run's card
     return magics
