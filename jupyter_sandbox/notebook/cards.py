@@ -38,7 +38,7 @@ __all__ = ["COMM_TARGET", "RunCard", "answer_for", "cards", "publish", "register
 
 COMM_TARGET = "jupyter_sandbox.card"
 POLL_SECONDS = 0.5
-PUSH_SECONDS = 0.25  # live updates while a run goes: at most 4 a second
+PUSH_SECONDS = 0.5  # live updates while a run goes: at most 2 a second, each a full read of the store
 _lock = threading.RLock()
 _CARDS: deque["RunCard"] = deque(maxlen=500)
 _LINKS: dict[str, list["_Link"]] = {}  # run id -> comms of renderers showing it
@@ -85,6 +85,8 @@ class RunCard:
         self.doc: dict[str, Any] = {}
         self._push_at = 0.0
         self._timer: threading.Timer | None = None
+        self.live = False  # a cell is running the run: light updates until its last, full one
+        self._drawing = threading.Lock()  # one redraw at a time: a late light one never follows the last
         with _lock:
             _CARDS.append(self)
 
@@ -100,11 +102,14 @@ class RunCard:
         self.chain = doc.get("chain") or [self.run_id]
         return doc
 
-    def bundle(self, doc: dict[str, Any] | None = None) -> dict[str, Any]:
+    def bundle(self, doc: dict[str, Any] | None = None, *, light: bool = False) -> dict[str, Any]:
+        """The mime bundle; ``light``: without the static HTML (a live update: the cell's last one has it)."""
         doc = doc if doc is not None else self.document()
         plain = f"run {doc.get('run_id')} · {doc.get('status')}"
         if doc.get("pending"):
             plain += " · waiting for " + ", ".join(p["name"] for p in doc["pending"])
+        if light:
+            return {CARD_MIME: doc, "text/plain": plain}
         return {CARD_MIME: doc, "text/html": card_html(doc), "text/plain": plain}
 
     def _repr_mimebundle_(self, **_: Any) -> dict[str, Any]:
@@ -122,11 +127,19 @@ class RunCard:
             self.run_id, self.chain = run_id, [run_id]
             _watch()
 
-    def refresh(self) -> dict[str, Any]:
+    def refresh(self, *, light: bool = False) -> dict[str, Any]:
         """Re-read the store; redraw this card's output and its renderers; fill ``-o`` on completion."""
+        if not light:
+            self.live = False
+        with self._drawing:
+            if light and not self.live:
+                return self.doc
+            return self._redraw(light)
+
+    def _redraw(self, light: bool) -> dict[str, Any]:
         self.doc = doc = self.document()
         if self.handle is not None:
-            self.handle.update(self.bundle(doc), raw=True)
+            self.handle.update(self.bundle(doc, light=light), raw=True)
         self._fill(doc)
         for link in _links(self.run_id):
             link.send(doc)
@@ -142,27 +155,25 @@ class RunCard:
             self.store_output(self.sb.store.get_run(last).output)
 
     def poke(self) -> None:
-        """A live change: refresh now, or within ``PUSH_SECONDS`` (the last change is never lost)."""
+        """A live change: redraw within ``PUSH_SECONDS``, on a timer thread (never on the engine's: it must run on)."""
         with _lock:
-            wait = self._push_at + PUSH_SECONDS - time.monotonic()
-            if wait > 0:
-                if self._timer is None:
-                    self._timer = threading.Timer(wait, self._flush)
-                    self._timer.daemon = True
-                    self._timer.start()
+            if self._timer is not None:
                 return
-            self._push_at = time.monotonic()
-        self.refresh()
+            wait = max(self._push_at + PUSH_SECONDS - time.monotonic(), 0.05)
+            self._timer = threading.Timer(wait, self._flush)
+            self._timer.daemon = True
+            self._timer.start()
 
     def _flush(self) -> None:
         with _lock:
             self._timer, self._push_at = None, time.monotonic()
         try:
-            self.refresh()
+            self.refresh(light=True)
         except SandboxError:  # the store closed meanwhile: nothing left to show
             pass
 
     def observer(self) -> Observer:
+        self.live = True
         return _Live(self)
 
     # -- answering from Python --------------------------------------------------------------
