@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# This file is named mcp.py: run as a script, its folder must not hide the `mcp` package.
+sys.path = [p for p in sys.path if Path(p or ".").resolve() != REPO / "bench"]
 sys.path.insert(0, str(REPO))  # measure this checkout
 
 from mcp import ClientSession, StdioServerParameters  # noqa: E402

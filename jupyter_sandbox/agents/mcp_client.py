@@ -102,7 +102,7 @@ class McpServer:
         fd, self.stderr_path = tempfile.mkstemp(prefix=f"mcp-{name}-", suffix=".stderr")
         os.close(fd)
         # Append mode: the child writes at the end whatever this process reads (they share the offset).
-        self._stderr = open(self.stderr_path, "a+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self._stderr = open(self.stderr_path, "a+", encoding="utf-8", errors="replace")
         self._conn: _Connection | None = None
         self._starting: asyncio.Lock | None = None
 
