@@ -316,6 +316,9 @@ def _answers(resume: Resume | Iterable[Resume] | None) -> Answers:
     for item in [resume] if isinstance(resume, Resume) else resume:
         if not isinstance(item, Resume):
             raise TypeError(f"resume takes Resume(position=..., value=...) objects, got {type(item).__name__}")
+        if item.id is None and item.position is None:  # it would answer nothing
+            raise TypeError("a Resume passed to eval needs position= (SandboxInterrupt.position) or id= "
+                            "(SandboxInterrupt.interrupts[i].id) to say which interrupt it answers")
         if item.id is not None:
             answers.by_id[item.id] = item.value
         if item.position is not None:

@@ -166,6 +166,13 @@ def test_a_position_that_is_not_a_slot_number_is_a_type_error(sb, resume, error)
         sb.eval(SOURCE, call_log=it.call_log, resume=resume)
 
 
+def test_a_resume_with_neither_position_nor_id_is_a_type_error(sb):
+    it = pause(sb)
+    with pytest.raises(TypeError, match="needs position= .* or id="):
+        sb.eval(SOURCE, call_log=it.call_log, resume=Resume(value="yes"))
+    unchanged(sb, it)
+
+
 def test_an_answer_keyed_by_something_other_than_an_id_is_a_type_error(sb):
     it = pause(sb)
     with pytest.raises(TypeError, match="interrupt id"):
