@@ -301,3 +301,29 @@ def test_an_error_in_a_log_line_and_the_plan_is_carried(sb):
     result = sb.eval("ctx.log('warn', 'saw', {e: new Error('l')}); return 1")
     entry = [e for e in sb.run(result.run_id).entries if e["kind"] == "log"][0]
     assert without_stack(entry["data"]) == {"e": {"name": "Error", "message": "l"}}
+
+
+@settings(max_examples=30)
+@given(name=st.text(max_size=8), message=st.text(max_size=12),
+       fields=st.dictionaries(st.text(min_size=1, max_size=5).filter(lambda k: k not in ("name", "message", "stack")),
+                              st.none() | st.booleans() | st.integers(-(2 ** 53), 2 ** 53) | st.text(max_size=5),
+                              max_size=3))
+def test_for_any_error_the_record_it_crosses_out_as_is_the_same_live_and_replayed(tmp_path_factory, name, message,
+                                                                                 fields):
+    driver = Driver(tmp_path_factory.mktemp("errors"))
+    body = ("const e = new Error(ctx.input.message); e.name = ctx.input.name;\n"
+            "for (const k of Object.keys(ctx.input.fields)) Object.defineProperty(e, k, "
+            "{value: ctx.input.fields[k], enumerable: true});\n")
+    try:
+        sb = driver.sandbox()
+        live = sb.eval(body + "await actions.nothing(1);\nreturn e;", input={"name": name, "message": message,
+                                                                           "fields": fields}).output
+        with pytest.raises(SandboxInterrupt) as info:
+            sb.eval(body + "await actions.gate(1);\nreturn e;", input={"name": name, "message": message,
+                                                                     "fields": fields})
+        replayed = driver.sandbox().resume(info.value.run_id, True).output
+    finally:
+        driver.close()
+    assert without_stack(live) == {**fields, "name": name, "message": message}
+    assert replayed == live  # the stack too: the same frames on the same lines
+    assert live["stack"].startswith("    at <anonymous> (workflow.js:1:")
