@@ -125,10 +125,11 @@ class McpServer:
 
     def close(self) -> None:
         conn = self._conn
-        if conn is not None and conn.task is not None:
+        task = conn.task if conn is not None else None
+        if conn is not None and task is not None:
             async def stop() -> None:
                 conn.stop.set()
-                await asyncio.wait([conn.task], timeout=10)
+                await asyncio.wait([task], timeout=10)
 
             try:
                 _submit(stop()).result(15)

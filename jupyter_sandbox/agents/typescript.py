@@ -296,7 +296,8 @@ def _signature(spec: Any, aliases: dict[str, str], indent: str = INDENT) -> str:
 def _members(specs: list[Any], aliases: dict[str, str], depth: int = 0, indent: str = INDENT) -> str:
     """The members of ``actions`` (or of one namespace in it): a dotted name (``files.read_file``) is a
     method of a nested object, as the script reaches it (``actions.files.read_file``)."""
-    out, groups = [], {}
+    out: list[str] = []
+    groups: dict[str, list[Any]] = {}
     for spec in specs:
         segments = spec.name.split(".")
         if len(segments) == depth + 1:
