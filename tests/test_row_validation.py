@@ -335,3 +335,27 @@ def test_the_writer_refuses_a_slot_the_store_would_not_read_back():
     with pytest.raises(LimitExceeded, match="continueAsNew") as info:
         writer.append("now", MAX_SLOT + 1, value=1)
     assert info.value.limit == "journal-cap"
+
+
+def test_an_export_with_a_damaged_row_is_refused_whole_naming_the_row(template, tmp_path):
+    source, run_id, rows = template
+    with with_actions(Sandbox(source)) as sb:
+        exported = Path(sb.export_run(run_id, tmp_path / "run.jsbx"))
+    doc = cbor2.loads(exported.read_bytes())
+    seq, body = next((seq, row) for seq, row in rows if row["kind"] == "result")
+    doc["runs"][0]["journal"][seq][2] = cbor2.dumps({**body, "slot": -3})
+    exported.write_bytes(cbor2.dumps(doc))
+    with Sandbox(tmp_path / "other.sqlite") as other:
+        with pytest.raises(StoreError) as info:
+            other.import_run(exported)
+        assert all(part in str(info.value) for part in (str(exported), run_id, f"journal entry {seq}", "'slot'"))
+        assert other.runs(include_children=True) == []
+
+
+@pytest.mark.parametrize("runs", [5, [5], [{"run": {}, "journal": 5, "attempts": [], "signals": []}],
+                                  [{"run": {}, "journal": [[0, "call"]], "attempts": [], "signals": []}]])
+def test_an_export_not_shaped_as_dump_run_writes_it_is_a_store_error(tmp_path, runs):
+    path = tmp_path / "bad.jsbx"
+    path.write_bytes(cbor2.dumps({"format": "jupyter-sandbox-run", "schema": 1, "root": "r-x", "runs": runs}))
+    with Sandbox() as sb, pytest.raises(StoreError, match="not a jupyter_sandbox run export"):
+        sb.import_run(path)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import cbor2
 
 from ..errors import StoreError
 from .base import SCHEMA_VERSION, Store
+from .rows import decode_journal, decode_run, decode_value
 
 __all__ = ["export_run", "import_run", "FORMAT"]
 
@@ -43,5 +45,26 @@ def import_run(store: Store, path: str | os.PathLike[str]) -> str:
         raise StoreError(f"{path} is not a jupyter_sandbox run export: {exc}", path=str(path)) from exc
     if doc.get("schema", 0) > SCHEMA_VERSION:
         raise StoreError(f"{path} was exported by a newer jupyter_sandbox", path=str(path))
+    if not isinstance(runs, list):
+        raise StoreError(f"{path} is not a jupyter_sandbox run export: its runs are not a list", path=str(path))
+    for item in runs:  # checked before anything is loaded: a damaged file loads nothing
+        _check_dump(item, path)
     store.load_runs(runs)
     return root
+
+
+def _check_dump(item: Any, path: str | os.PathLike[str]) -> None:
+    """One run of an export, as ``dump_run`` writes it, every row read as the store would read it."""
+    shape = isinstance(item, dict) and isinstance(item.get("run"), dict) and all(
+        isinstance(item.get(key), list) and all(isinstance(row, list) and len(row) == width for row in item[key])
+        for key, width in (("journal", 3), ("attempts", 7), ("signals", 3)))
+    if not shape:
+        raise StoreError(f"{path} is not a jupyter_sandbox run export: a run is not shaped as dump_run writes it",
+                         path=str(path))
+    try:
+        run = decode_run(dict(item["run"]))
+        decode_journal(run["id"], [(seq, body) for seq, _, body in item["journal"]])
+        for event, _, _ in item["signals"]:
+            decode_value(run["id"], "signal", event)
+    except StoreError as exc:
+        raise StoreError(f"{path}: {exc}", path=str(path)) from exc
