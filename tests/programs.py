@@ -34,6 +34,7 @@ Deterministic by construction, so two live runs of one program can be compared:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from dataclasses import dataclass, field
@@ -368,10 +369,11 @@ def programs(draw, *, max_statements: int = 7, gates: bool = True, long_races: b
                 gated = gates and not in_branch and draw(st.integers(0, 3)) == 0
                 for _ in range(draw(st.integers(1, 3))):
                     if gated:  # see the module docstring: at most one call, then perhaps the gate
-                        body = [draw(st.sampled_from([Log, Data, Dates]))(next(ids))
+                        body = [draw(st.sampled_from([lambda n: Log(n, "info"), Data, Dates]))(next(ids))
                                 for _ in range(draw(st.integers(0, 2)))]
                         if draw(st.booleans()):
-                            body.insert(draw(st.integers(0, len(body))), call(True, par_kind == "ctx.parallelSettled"))
+                            one = dataclasses.replace(call(True, par_kind == "ctx.parallelSettled"), repeat=1)
+                            body.insert(draw(st.integers(0, len(body))), one)
                         if draw(st.booleans()):
                             body.append(gate())
                     else:
