@@ -43,9 +43,9 @@ declare const ctx: {
   /** Publish a checklist (shown in the timeline); call again to tick items. */
   plan(plan: PlanItem[]): void;
   /** Park the run on a timer (it survives a restart); resolves when the time has passed. */
-  sleep(ms: number): Promise<void>;
-  minutes(n: number): Promise<void>;
-  hours(n: number): Promise<void>;
+  sleep(ms: number): Promise<null>;
+  minutes(n: number): Promise<null>;
+  hours(n: number): Promise<null>;
   /** Park until an event matching `match` arrives (a signal); null after `timeout` ms. */
   waitForEvent<T = any>(match?: Record<string, unknown>, options?: { timeout?: number | null }): Promise<T | null>;
   /** End this run and start its successor with `state` as input. Never resolves. */
