@@ -4,15 +4,15 @@
 # You will build a small support agent: a fake "LLM" plans what to do, tools look things up,
 # and sending an email **needs a human's approval**. You will:
 #
-# * see a run **pause** on an approval and show an Approve / Reject / Edit panel,
+# * see a run **pause** on an approval: its card shows Approve / Reject / Edit,
 # * answer with **Approve**, **Reject** (with a reason) and **Edit** (approve a changed email),
 # * print the **journal before and after a click**, to see exactly what a click does,
 # * answer **several approvals pending at once** in parallel branches.
 #
 # Everything is offline and deterministic: the "LLM" is a Python function with canned answers.
-# In JupyterLab you would click the buttons; here each click is also done by a line of Python
-# (`panel.approve_button.click()`), and the equivalent `%sandbox resume` line is shown, so the
-# notebook runs unattended too.
+# In JupyterLab you would click the buttons; here each click is also a line of Python that
+# answers an approval only if it is still open (so clicking first, then running the cell, answers
+# once), and the equivalent `%sandbox resume` line is shown, so the notebook runs unattended too.
 
 # %%
 from pathlib import Path
@@ -118,7 +118,7 @@ def journal(name, since=0):
 # reaches the script as an `ActionError`, which it catches to note that the email was not sent.
 # `ctx.plan` publishes a checklist the timeline shows.
 #
-# Run the cell: it stops at the first `send_email` and shows a panel with the email.
+# Run the cell: it stops at the first `send_email`; the run's card shows the email with its buttons.
 
 # %%
 # %%sandbox -i tickets -o report --name triage
@@ -153,19 +153,34 @@ print("llm calls:", len(llm_calls), "| searches:", len(searches), "| emails sent
 # %% [markdown]
 # ## Approve
 #
-# In JupyterLab, click **Approve** in the panel above. Here the same click is one line: the panel
-# is the newest in `panels()`, this kernel's list of approval panels. Equivalent magic:
+# In JupyterLab, click **Approve** in the card above. Or run the next cell: it answers the
+# email to Ada as the button does, through the run's card (`cards(run)` lists this kernel's cards
+# of a run; `card.answer(interrupt_id, choice)` answers one of its open interrupts). It answers
+# only an interrupt that is still open, so after your click it answers nothing and says so: no
+# email is ever approved twice. Equivalent magic:
 #
 # ```
 # %sandbox resume triage --answer true
 # ```
 #
-# The resumed run appears inside the panel, and it soon pauses again: at Bob's email.
+# The card shows the decision in place, and the run soon pauses again: at Bob's email.
 
 # %%
-from jupyter_sandbox.notebook.widgets.panel import panels
+from jupyter_sandbox.notebook.cards import cards
 
-panels()[-1].approve_button.click()
+
+def answer(run, to, choice="approve", value=None):
+    """Answer the open approval of the email to `to` as its button would, once; say so if it was answered already."""
+    card = cards(resolve_run(sb, run))[-1]
+    for pending in card.pending():
+        email = json.loads(pending["edit"])  # the action's input, as the card's edit box shows it
+        if email["to"] == to:
+            card.answer(pending["id"], choice, value(email) if callable(value) else value)
+            return print(f"{choice}: the email to {to}")
+    print(f"nothing open for {to}: answered already (by a click in the card?)")
+
+
+answer("triage", "ada@example.com")
 
 # %% [markdown]
 # ## The journal after the click
@@ -194,26 +209,21 @@ print("llm calls:", len(llm_calls), "| searches:", len(searches), "| emails sent
 # ```
 
 # %%
-panel = panels()[-1]
-panel.reason_text.value = "Bob needs a phone call, not an email"
-panel.reject_button.click()
+answer("triage", "bob@example.com", "reject", "Bob needs a phone call, not an email")
 
 # %% [markdown]
 # ## Edit, then approve
 #
-# The text box holds the action's input as JSON. Change it and click **Edit & approve**: the
-# action runs with the edited input. Equivalent magic (the answer is JSON):
+# In the card, "edit the input" opens a text box with the action's input as JSON. Change it and
+# click **Edit & approve**: the action runs with the edited input. Here the edit is a function of
+# the input. Equivalent magic (the answer is JSON):
 #
 # ```
 # %sandbox resume triage --answer '{"approved": true, "input": {"to": "carmen@example.com", "subject": "Re: Invoice", "body": "Hi Carmen, this should help: Download invoices. Sorry for the wait!"}}'
 # ```
 
 # %%
-panel = panels()[-1]
-email = json.loads(panel.edit_text.value)
-email["body"] += " Sorry for the wait!"
-panel.edit_text.value = json.dumps(email)
-panel.edit_button.click()
+answer("triage", "carmen@example.com", "edit", lambda email: {**email, "body": email["body"] + " Sorry for the wait!"})
 
 # %% [markdown]
 # The run finished, and `-o report` received its output, although the cell that started it ended
@@ -229,14 +239,15 @@ print("outbox:", [(e["to"], e["body"]) for e in outbox])
 print("attempts:", [a["n"] for a in sb.run(resolve_run(sb, "triage")).attempts])
 
 # %% [markdown]
-# A button answers once: every button of a panel disables after the first click, and a second
-# click does nothing (two resumes of one run at once cannot both proceed either).
+# A button answers once: the card's buttons disable at the first click, and a click on an
+# interrupt answered meanwhile (in another cell, another kernel) only refreshes the card. Two
+# resumes of one run at once cannot both proceed either.
 #
 # ## Several approvals at once
 #
 # Concurrent calls (`ctx.parallel`, `Promise.all`) run concurrently in Python. When one of them
 # needs an answer, the calls already in flight finish (and are journaled), nothing new starts,
-# and the run pauses with **every** interrupt among them pending, each with its own panel. So
+# and the run pauses with **every** interrupt among them pending, each with its own buttons. So
 # this script writes the drafts in parallel first, then starts all three sends together;
 # `ctx.parallelSettled` keeps going when one is rejected.
 
@@ -251,39 +262,36 @@ const sent = await ctx.parallelSettled(drafts.map(d => () => actions.send_email(
 return sent.map((s, i) => `${ctx.input[i].name}: ${s.status === "fulfilled" ? "sent " + s.value.id : "not sent"}`);
 
 # %% [markdown]
-# Three panels, one per pending interrupt. Each panel answers only its own interrupt (by its id),
-# so answers never cross: answering one resumes the run, which pauses again on the two still
-# open, and their panels stay where they are. Pick them by recipient:
+# Three approvals in one card, one per pending interrupt. Each answers only its own interrupt
+# (by its id), so answers never cross: answering one resumes the run, which pauses again on the
+# two still open; the card shows each decision in place of its buttons. Pick them by recipient:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-fanout = resolve_run(sb, "fanout")
-
 def waiting():
-    """The unanswered panels of this run, by recipient."""
-    return {p.interrupt.data["input"]["to"]: p for p in panels() if p.run_id == fanout and not p.answered}
+    """The recipients of this run's open approvals, as the store has them."""
+    return sorted(json.loads(p["edit"])["to"] for p in cards(resolve_run(sb, "fanout"))[-1].pending())
 
-print("pending:", sorted(waiting()))
 
-# %%
-waiting()["carmen@example.com"].approve_button.click()
+print("pending:", waiting())
 
 # %%
-# NBVAL_CHECK_OUTPUT
-print("pending:", sorted(waiting()))
-
-# %%
-panel = waiting()["ada@example.com"]
-panel.reason_text.value = "already refunded"
-panel.reject_button.click()
+answer("fanout", "carmen@example.com")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print("pending:", sorted(waiting()))
+print("pending:", waiting())
+
+# %%
+answer("fanout", "ada@example.com", "reject", "already refunded")
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print("pending:", waiting())
 
 # %% [markdown]
 # The last one with the magic. `--answer` answers the first pending interrupt; with several
-# pending, `--id INTERRUPT` picks one (the id is shown in each panel's title).
+# pending, `--id INTERRUPT` picks one (the id is shown beside each approval in the card).
 
 # %%
 # %sandbox resume fanout --answer true -o fan_report

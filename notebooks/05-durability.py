@@ -5,7 +5,7 @@
 # file), committed entry by entry. So a run can wait for days, through kernel restarts, and be
 # resumed by another process. You will:
 #
-# * pause a run, "restart the kernel", list the run and resume it;
+# * pause a run, restart the kernel (for real, if you like), list the run and resume it;
 # * export a paused run to a file, import it into another store, and resume it there.
 
 # %%
@@ -47,46 +47,53 @@ return await actions.deploy(artifact);   // waits for approval
 # ## The kernel restarts
 #
 # Suppose nobody clicks, and the kernel restarts (or the laptop closes). What survives is the
-# store file. A fresh `Sandbox` on that file is what a restarted kernel has: no Python objects
-# from before, only the store. (A real restart works the same: `%load_ext jupyter_sandbox`,
-# then `%sandbox runs`.)
+# store file; the kernel's Python objects are gone, the registered actions too. Try it for real:
+# **Kernel → Restart Kernel** now (not "Restart and Run All", which starts from an empty store),
+# then run the cells below in order. Run unattended, without a restart, they do the same.
+#
+# The store holds data, not code: a restarted kernel loads the extension, points it at the same
+# store and registers its actions again. (The counters start again too: they count what runs in
+# this kernel.)
 
 # %%
-# NBVAL_CHECK_OUTPUT
-from jupyter_sandbox import Sandbox
+# %config SandboxMagics.store = ".sandbox/05-durability.sqlite"
+# %load_ext jupyter_sandbox
+import jupyter_sandbox
 
-restarted = Sandbox(".sandbox/05-durability.sqlite")
-for run in restarted.runs():
-    print(run.name, run.status, "| waiting for:", [p["name"] for p in restarted.run(run.id).pending])
+builds, deploys = [], []
+
+@jupyter_sandbox.action
+def build(version):
+    """Build an artifact (slow and expensive, in real life)."""
+    builds.append(version)
+    return {"artifact": f"app-{version}.tar.gz"}
+
+@jupyter_sandbox.action(approval=True)
+def deploy(artifact):
+    """Deploy to production, after a human approves."""
+    deploys.append(artifact)
+    return {"deployed": artifact["artifact"]}
 
 # %% [markdown]
-# The same list from the magic:
+# The run is still there, waiting for its answer. (In JupyterLab the card of the `release` cell
+# above is live again too, since `%load_ext`: its **Approve** would do what the next cells do.)
 
 # %%
 # %sandbox runs
 
 # %% [markdown]
-# The store holds data, not code: after a restart, run the cell that registers your actions
-# again, then resume. The resume replays the journal: `build` is served from it and does not run
-# again; only `deploy` runs, with the answer.
+# Resume it with the answer. The resume replays the journal: `build` is served from it and does
+# not run again; only `deploy` runs, with the answer. The cell's `-o` receives the output.
+
+# %%
+# %sandbox resume release --answer true -o result
 
 # %%
 # NBVAL_CHECK_OUTPUT
-restarted.action(build)
-restarted.action(deploy, approval=True)
-
-release = restarted.run(restarted.runs()[0].id)
-result = restarted.resume(release.id, True)
-print(result.output)
-print("console, rebuilt by the replay:", [line["message"] for line in result.console])
-print("build ran", len(builds), "time(s); deploy ran", len(deploys), "time(s)")
-restarted.close()
+print(result)
+print("in this kernel: build ran", len(builds), "time(s); deploy ran", len(deploys), "time(s)")
 
 # %% [markdown]
-# After a real restart the magic does the same: `%sandbox resume release --answer true`.
-# (The approval panel in the cell above still shows: it belongs to the old session. Clicking it
-# now would say the run is already completed.)
-#
 # ### How durable, exactly
 #
 # * Each journal entry is committed as it happens (SQLite in WAL mode), and an action's result is

@@ -328,10 +328,12 @@ def test_runs_lists_names_and_statuses(ip):
 
 def test_runs_names_the_store_it_looked_in(ip, tmp_path):
     _, cap = cell(ip, "%sandbox --store empty.sqlite runs", None)
-    assert text(cap) == f"no runs in {tmp_path / 'empty.sqlite'}"
+    assert text(cap) == "no runs in empty.sqlite"  # beside the notebook: named relative to its folder
     cell(ip, "--name one", "return 1")
     _, cap = cell(ip, "%sandbox runs", None)
-    assert text(cap).startswith(f"runs in {tmp_path / '.sandbox' / 'runs.sqlite'}\n")
+    assert text(cap).startswith("runs in .sandbox/runs.sqlite\n")
+    _, cap = cell(ip, f"%sandbox --store {tmp_path.parent / 'outside.sqlite'} runs", None)
+    assert text(cap) == f"no runs in {tmp_path.parent / 'outside.sqlite'}"
 
 
 def test_show_displays_the_runs_card_with_its_open_interrupts(ip):
@@ -372,6 +374,17 @@ def test_resume_with_edited_source_renders_the_mismatch(ip):
     result, cap = cell(ip, "%sandbox resume m --answer true --source edited", None)
     assert isinstance(result.error_in_exec, jupyter_sandbox.CallLogMismatchError)
     assert "jsbx-mismatch" in html(cap) and "position 0" in cap.stdout and "Traceback" not in cap.stdout
+    assert "the name differs" in cap.stdout  # fetch was recorded, send attempted
+    assert sandbox().run(card().run_id).source.strip() == APPROVE.strip()  # the failed edit left the source as it was
+    card().approve()  # so the first cell's card still resumes its own script
+    assert ip.user_ns["calls"]["send"] == [{"to": "ana", "n": 3}]
+
+
+def test_a_mismatch_in_one_input_field_names_that_field(ip):
+    cell(ip, "--name field", "await actions.fetch({q: 1, page: 1})\nreturn await actions.send({to: 'ana'})")
+    ip.user_ns["edited"] = "await actions.fetch({q: 2, page: 1})\nreturn await actions.send({to: 'ana'})"
+    result, cap = cell(ip, "%sandbox resume field --answer true --source edited", None)
+    assert "only the input differs, in field 'q'" in cap.stdout
 
 
 def test_signal_wakes_a_parked_run(ip):

@@ -21,6 +21,7 @@ whichever way it completed.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -66,8 +67,16 @@ def answer_for(interrupt: Interrupt | dict[str, Any], choice: str, value: Any = 
 
 
 def mask(store: str) -> str:
-    """A store's name without a password (a card is saved in the notebook)."""
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1@", store)
+    """A store's name as a saved card carries it: no password; relative to the notebook's folder if under it
+    (so a notebook moved or refreshed elsewhere finds the store beside it)."""
+    store = re.sub(r"(://[^:/@]+):[^@]*@", r"\1@", store)
+    if "://" not in store and os.path.isabs(store):
+        try:
+            relative = os.path.relpath(store)
+        except ValueError:
+            return store
+        return store if relative.startswith("..") else relative
+    return store
 
 
 class RunCard:
