@@ -179,6 +179,9 @@ class CallLogMismatchError(SandboxError):
             f"the script is not deterministic: at position {position} the journal recorded "
             f"{_describe(recorded)} but the script attempted {_describe(attempted)}"
         )
+        differs = _difference(recorded, attempted)
+        if differs:
+            text += f": {differs}"
         if line:
             text += f" (workflow.js:{line}:{column})"
         if self.source_line:
@@ -195,6 +198,26 @@ class CallLogMismatchError(SandboxError):
             "column": self.column,
             "source_line": self.source_line,
         }
+
+
+def _difference(recorded: dict | None, attempted: dict | None) -> str:
+    """What differs between a recorded and an attempted effect: the kind, the name, or which input fields."""
+    if not recorded or not attempted:
+        return ""
+    if recorded.get("type") != attempted.get("type"):
+        return "the kind differs"
+    if recorded.get("name") != attempted.get("name"):
+        return "the name differs"
+    a, b = recorded.get("input"), attempted.get("input")
+    if isinstance(a, dict) and isinstance(b, dict):
+        fields = sorted((k for k in a.keys() | b.keys() if a.get(k, _MISSING) != b.get(k, _MISSING)), key=str)
+        if fields:
+            shown = ", ".join(repr(k) for k in fields[:5]) + (f" and {len(fields) - 5} more" if len(fields) > 5 else "")
+            return f"only the input differs, in field{'s' if len(fields) > 1 else ''} {shown}"
+    return "only the input differs" if a != b else ""
+
+
+_MISSING = object()
 
 
 def _describe(entry: dict | None) -> str:

@@ -108,11 +108,20 @@ class Engine:
             answers.check()
             answers.refuse_unaddressed(Journal(self.store.entries(run_id)), run_id, run.status)
         limits = limits or self._limits_of(run)
-        if source is not None and source != run.source:
+        before = (run.source, run.source_hash)
+        edited = source is not None and source != run.source
+        if edited:
             self.check_source(source, limits)
             self.store.update_run(run_id, source=source, source_hash=source_hash(source))
             run.source, run.source_hash = source, source_hash(source)
-        return await self._drive(run, answers, observer or Observer(), limits, None, None, force=force)
+        try:
+            return await self._drive(run, answers, observer or Observer(), limits, None, None, force=force)
+        except SandboxError as exc:
+            # A failed edit (a mismatch, an error in the new source) leaves the run's source as it was, so
+            # the cell that started it resumes it still; the attempt's journal keeps the edit's source hash.
+            if edited and not isinstance(exc, (SandboxInterrupt, RunParked)):
+                self.store.update_run(run_id, source=before[0], source_hash=before[1])
+            raise
 
     async def _drive(self, run: RunRow, answers: Answers, observer: Observer, limits: Limits,
                      plan: dict[str, Any] | None, recorded_at: Any, force: bool = False) -> RunResult:
