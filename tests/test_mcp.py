@@ -109,6 +109,16 @@ def test_a_destructive_tool_pauses_for_approval_with_server_and_annotations(two,
     assert two.resume(paused.value.run_id, True).output == {"result": "wrote 2 characters to /a.txt"}
 
 
+def test_an_approval_with_an_edited_input_is_checked_against_the_tool_schema(two, log):
+    with pytest.raises(SandboxInterrupt) as paused:
+        two.eval("try { return await actions.files.write_file({path: '/b.txt', text: 'hi'}) } "
+                 "catch (e) { return e.issues }")
+    before = len(_calls(log))
+    out = two.resume(paused.value.run_id, {"approved": True, "input": {"path": 3, "text": "hi"}}).output
+    assert out == [{"path": "$.path", "message": "3 is not of type 'string'"}]
+    assert len(_calls(log)) == before  # the edited call never reached the server
+
+
 def test_a_read_only_tool_runs_without_approval(two):
     assert two.actions["files.read_file"].approval is False
     assert two.actions["files.write_file"].approval is True
