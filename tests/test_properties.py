@@ -63,6 +63,7 @@ def run_ids_pause(outcome):
 @example(Program([Sleep(1, 5), Gate(2, None)], {2: True}))  # issue 11's first example (class 1)
 @given(programs())
 def test_pausing_at_every_approval_and_resuming_gives_the_uninterrupted_run(program):
+    note(f"the generated script:\n{program.source}")
     _, reference = finished(program, "reference")
     assert "interrupt" not in run_ids_pause(reference)
     _, resumed = finished(program)
@@ -74,6 +75,7 @@ def test_pausing_at_every_approval_and_resuming_gives_the_uninterrupted_run(prog
 @given(programs())
 def test_every_pause_sees_a_prefix_of_the_final_console_data_and_call_log(program):
     """Replay changes nothing recorded: what a pause showed is exactly what the finished run shows there."""
+    note(f"the generated script:\n{program.source}")
     _, outcome = finished(program)
     for pause in outcome.pauses:
         assert outcome.console[: len(pause.console)] == pause.console
@@ -88,6 +90,7 @@ def test_every_pause_sees_a_prefix_of_the_final_console_data_and_call_log(progra
 @settings(max_examples=scaled(4))
 @given(programs())
 def test_resuming_in_a_fresh_process_under_another_timezone_gives_the_uninterrupted_run(program):
+    note(f"the generated script:\n{program.source}")
     _, reference = finished(program, "reference")
     with tempfile.TemporaryDirectory() as tmp:
         store = os.path.join(tmp, "runs.sqlite")
@@ -109,6 +112,7 @@ def test_resuming_in_a_fresh_process_under_another_timezone_gives_the_uninterrup
 @settings(max_examples=scaled(60))
 @given(programs())
 def test_no_action_body_runs_twice_for_a_recorded_call(program):
+    note(f"the generated script:\n{program.source}")
     with build("interrupted", program.answers) as sb:
         outcome = drive(sb, program)
         recorded = collections.Counter()
@@ -130,6 +134,7 @@ def test_no_action_body_runs_twice_for_a_recorded_call(program):
 @given(programs())
 def test_check_of_a_finished_run_is_deterministic_and_checks_every_entry(program):
     """Completed or failed (an uncaught action failure fails the same way on replay)."""
+    note(f"the generated script:\n{program.source}")
     with build("interrupted", program.answers) as sb:
         outcome = drive(sb, program)
         ran = dict(sb.bodies)
@@ -168,6 +173,7 @@ def edit(program, target_id: int, how: str):
 @settings(max_examples=scaled(50))
 @given(programs(uncaught=False), st.data())
 def test_a_one_token_edit_that_changes_an_effect_is_reported_at_its_position(program, data):
+    note(f"the generated script:\n{program.source}")
     with build("interrupted", program.answers) as sb:
         outcome = drive(sb, program)
         slots = {}
@@ -345,6 +351,7 @@ def test_a_replayed_effect_gives_the_script_exactly_the_live_value(kind, data):
 @example(Program([Race(1, [Call(2, 1, 0)], True), Call(3, 1, 0)]))
 @given(programs(uncaught=False, long_races=True))
 def test_check_of_a_run_whose_race_left_a_timer_open_checks_every_entry(program):
+    note(f"the generated script:\n{program.source}")
     with build("interrupted", program.answers) as sb:
         outcome = drive(sb, program)
         report = sb.check(outcome.run_id)
@@ -356,6 +363,7 @@ def test_check_of_a_run_whose_race_left_a_timer_open_checks_every_entry(program)
 @settings(max_examples=scaled(30))
 @given(programs(uncaught=False), st.data())
 def test_removing_a_recorded_call_is_reported_at_its_position(program, data):
+    note(f"the generated script:\n{program.source}")
     with build("interrupted", program.answers) as sb:
         outcome = drive(sb, program)
         slots = {}
@@ -374,6 +382,7 @@ def test_removing_a_recorded_call_is_reported_at_its_position(program, data):
 @example(Program([Call(1, 1, 0), Gate(2, None)], {2: True}))
 @given(programs())
 def test_an_action_that_mutates_its_input_changes_nothing_recorded(program):
+    note(f"the generated script:\n{program.source}")
     _same_run(program, mutate=True)
 
 
@@ -385,6 +394,7 @@ POLLUTED = ["e", "v", "k", "s", "sync", "used", "done", "res", "rej", "name", "o
 @example(Program([Call(1, 1, 0), Gate(2, None)], {2: True}), "e", '{message: "forged"}')
 @given(programs(), st.sampled_from(POLLUTED), st.sampled_from(['{message: "forged"}', '"forged"', "1", "null"]))
 def test_a_script_that_pollutes_object_prototype_replays_as_it_ran(program, name, value):
+    note(f"the generated script:\n{program.source}")
     polluted = dataclasses.replace(program, prefix=f"Object.defineProperty(Object.prototype, {name!r}, "
                                                    f"{{value: {value}, writable: true, configurable: true}});\n")
     _, reference = finished(program, "reference")
