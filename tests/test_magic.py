@@ -198,10 +198,19 @@ def test_config_changes_the_defaults(ip, tmp_path):
 def test_errors_render_without_a_python_traceback(ip):
     result, cap = cell(ip, "", "const a = 1\nnull.boom()")
     assert isinstance(result.error_in_exec, jupyter_sandbox.ScriptError)
-    assert "workflow.js:2:" in cap.stdout and "   2 | null.boom()" in cap.stdout and "^" in cap.stdout
+    # line 3 as the editor counts it: the %%sandbox line is line 1
+    assert "workflow.js:3:" in cap.stdout and "   3 | null.boom()" in cap.stdout and "^" in cap.stdout
     assert "Traceback" not in cap.stdout and "site-packages" not in cap.stdout and ".py" not in cap.stdout
     result, cap = cell(ip, "", "setTimeout(() => 1, 5)")
-    assert "LintError: workflow.js:1:1: `setTimeout`" in cap.stdout and "Traceback" not in cap.stdout
+    assert "LintError: workflow.js:2:1: `setTimeout`" in cap.stdout and "Traceback" not in cap.stdout
+
+
+def test_an_action_error_is_shown_once_with_its_prefix_once(ip):
+    ip.run_cell("import jupyter_sandbox\n@jupyter_sandbox.action\ndef lookup(key):\n    return {}[key]")
+    result, cap = cell(ip, "", "console.log('before')\nreturn await actions.lookup('nope')")
+    assert cap.stdout.count("ActionError:") == 1 and "KeyError: 'nope'" in cap.stdout
+    assert card().doc["error_in_cell"] == 1 and card().doc["console"] == [{"level": "log", "msg": "before"}]
+    assert 'class="jsbx-error"' not in cap.outputs[-1].data["text/html"]  # the card does not repeat the error
 
 
 def test_the_card_shows_console_timeline_and_output_from_the_store(ip):
@@ -375,7 +384,7 @@ def test_resume_with_edited_source_renders_the_mismatch(ip):
     assert isinstance(result.error_in_exec, jupyter_sandbox.CallLogMismatchError)
     assert "jsbx-mismatch" in html(cap) and "position 0" in cap.stdout and "Traceback" not in cap.stdout
     assert "the name differs" in cap.stdout  # fetch was recorded, send attempted
-    assert sandbox().run(card().run_id).source.strip() == APPROVE.strip()  # the failed edit left the source as it was
+    assert sandbox().run(card().run_id).source == "\n" + APPROVE  # the failed edit left the source as it was
     card().approve()  # so the first cell's card still resumes its own script
     assert ip.user_ns["calls"]["send"] == [{"to": "ana", "n": 3}]
 

@@ -69,7 +69,8 @@ class OutputVar:
 
 def quiet(error: BaseException) -> BaseException:
     """The error, shown by IPython as its message only (no Python frames: they are ours, not the user's)."""
-    lines = f"{type(error).__name__}: {error}".splitlines()
+    text, name = str(error), type(error).__name__
+    lines = (text if text.startswith(f"{name}: ") else f"{name}: {text}").splitlines()  # the prefix once
     error._render_traceback_ = lambda: lines  # type: ignore[attr-defined]
     return error
 

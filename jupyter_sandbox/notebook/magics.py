@@ -131,8 +131,9 @@ class SandboxMagics(Magics, Configurable):
                 raise UsageError(exc.args[0]) from None
         limits = self.limits(sb, args)
         strict = args.strict or self.strict
+        script = "\n" + cell  # the %%sandbox line counts: line N of an error is line N of the cell's editor
         commands.show_run(self, sb, args.name or "%%sandbox",
-                          lambda observer: sb.eval(cell, value, strict=strict, name=args.name, actions=names,
+                          lambda observer: sb.eval(script, value, strict=strict, name=args.name, actions=names,
                                                    limits=limits, observer=observer), out=args.out)
 
     @no_var_expand
