@@ -193,6 +193,7 @@ def test_the_run_card_in_jupyterlab_and_notebook_7(tmp_path):
         expect(cells.nth(THREE_CELL).locator(".jsbx-card")).to_have_count(1)
         expect(cells.nth(THREE_CELL).locator(".jsbx-card .jsbx-card")).to_have_count(0)
         expect(card_of(cells, BIG_CELL)).to_contain_text("lookup × 2,500")
+        three.screenshot(path=str(SHOTS / "lab-light-card.png"))  # one card up close: three decisions
         page.evaluate("() => window.jupyterapp.shell.currentWidget.content.node.scrollTo(0, 0)")
         page.screenshot(path=str(shot), full_page=True)
 
@@ -225,7 +226,8 @@ def test_the_run_card_in_jupyterlab_and_notebook_7(tmp_path):
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
         page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
         time.sleep(0.5)
-        card_of(cells, THREE_CELL).scroll_into_view_if_needed()
+        card_of(cells, THREE_CELL).screenshot(path=str(SHOTS / "lab-dark-card.png"))
+        card_of(cells, NB7_CELL).screenshot(path=str(SHOTS / "lab-dark-pending.png"))
         page.screenshot(path=str(SHOTS / "lab-dark.png"), full_page=True)
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
         lab.remember()

@@ -27,6 +27,9 @@
 .jsbx-c-warn { color: var(--jsbx-amber); } .jsbx-c-error { color: var(--jsbx-red); }
 .jsbx-pill-wait { background: var(--jsbx-amber-bg); color: var(--jsbx-amber); }
 .jsbx-journal { margin-top: 4px; font-size: 0.9em; }
+/* Readable on both themes: a filled pill, not coloured text on the theme's grey. */
+.jsbx-card .jsbx-pill-ok { color: #fff; background: var(--jsbx-green); }
+.jsbx-card .jsbx-pending { margin: 2px 0; }
 `,""]),a.d(r,{},{A:n})},926(e,r,a){var s=a(601),t=a.n(s),o=a(314),n=(a.n(o))()(t());n.push([e.id,`/*
  * The run timeline (timeline.js, timeline_html.py). JupyterLab's --jp-*
  * variables give light and dark themes; the fallbacks are for nbconvert
