@@ -29,9 +29,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook
-
 from browser_support import CHROMIUM_ARGS, JupyterLab, alive, cmdline, descendants, ensure_chromium
+from nbformat.v4 import new_code_cell, new_notebook
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 SHOTS = Path("/tmp/cards")
@@ -156,7 +155,7 @@ def test_the_run_card_in_jupyterlab_and_notebook_7(tmp_path):
         js_tokens = cells.nth(SANDBOX_CELL).evaluate(TOKENS)
         keyword = token_class(py_tokens, "def")
         assert keyword, f"`def` is not highlighted in the Python cell: {py_tokens}"
-        assert token_class(js_tokens, "const") == keyword, f"`const` is not a keyword in the %%sandbox cell: {js_tokens}"
+        assert token_class(js_tokens, "const") == keyword, f"`const` is no keyword in the %%sandbox cell: {js_tokens}"
 
         # 2. Run every cell: each paused run's card shows Approve; the raffle, resumed by the next cell, is completed.
         page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")

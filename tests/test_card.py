@@ -43,7 +43,8 @@ def body(static: str) -> str:
 
 def test_the_static_html_is_what_the_browser_renderer_draws(sb):
     try:
-        sb.eval("console.log('<b>hi</b>')\nfor (let i = 0; i < 5; i++) await actions.inc(i)\nreturn await actions.send('x')")
+        sb.eval("console.log('<b>hi</b>')\nfor (let i = 0; i < 5; i++) await actions.inc(i)\n"
+                "return await actions.send('x')")
     except Exception as exc:
         run_id = exc.run_id
     doc = card_document(sb, run_id)

@@ -10,12 +10,12 @@ from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 import jupyter_sandbox
-from jupyter_sandbox.notebook import defaults as notebook
-from jupyter_sandbox.notebook.magics import SandboxMagics
+from jupyter_sandbox.errors import Interrupt
 from jupyter_sandbox.notebook import cards as card_registry
+from jupyter_sandbox.notebook import defaults as notebook
 from jupyter_sandbox.notebook.card_doc import CARD_MIME
 from jupyter_sandbox.notebook.cards import answer_for, cards
-from jupyter_sandbox.errors import Interrupt
+from jupyter_sandbox.notebook.magics import SandboxMagics
 
 APPROVE = """
 const found = await actions.fetch({q: 1})

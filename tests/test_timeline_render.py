@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_sandbox.notebook.card_html import card_html
 from jupyter_sandbox.notebook.card_html import mismatch_html as render_mismatch_html
 
 HERE = Path(__file__).parent

@@ -205,7 +205,8 @@ def card_document(sb: Any, run_id: str, *, title: str | None = None, out_var: st
         rows.extend(_rows(d, group=True))
     omitted = max(len(rows) - MAX_ROWS, 0)
     if omitted:
-        rows = [*rows[:HEAD_ROWS], {"k": "omitted", "count": omitted, "a": 0, "seq": -1}, *rows[-(MAX_ROWS - HEAD_ROWS):]]
+        gap = {"k": "omitted", "count": omitted, "a": 0, "seq": -1}
+        rows = [*rows[:HEAD_ROWS], gap, *rows[-(MAX_ROWS - HEAD_ROWS):]]
     console = [e for d in docs for e in d.get("entries") or [] if e.get("kind") == "console"]
     attempts = [{k: a.get(k) for k in ("n", "outcome", "started", "ended", "source_hash", "replayed")}
                 for a in last.get("attempts") or []]

@@ -26,12 +26,13 @@ import re
 import threading
 import time
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from IPython.display import display
 
-from ..errors import Interrupt, SandboxError
 from ..engine.attempt import Observer
+from ..errors import Interrupt, SandboxError
 from .card_doc import CARD_MIME, card_document, full_rows
 from .card_html import card_html
 
@@ -41,12 +42,12 @@ COMM_TARGET = "jupyter_sandbox.card"
 POLL_SECONDS = 0.5
 PUSH_SECONDS = 0.5  # live updates while a run goes: at most 2 a second, each a full read of the store
 _lock = threading.RLock()
-_CARDS: deque["RunCard"] = deque(maxlen=500)
-_LINKS: dict[str, list["_Link"]] = {}  # run id -> comms of renderers showing it
+_CARDS: deque[RunCard] = deque(maxlen=500)
+_LINKS: dict[str, list[_Link]] = {}  # run id -> comms of renderers showing it
 _poller: threading.Thread | None = None
 
 
-def cards(run_id: str | None = None) -> list["RunCard"]:
+def cards(run_id: str | None = None) -> list[RunCard]:
     """This kernel's cards, newest last; of one run only if ``run_id`` is given."""
     with _lock:
         return [c for c in _CARDS if run_id is None or c.run_id == run_id or run_id in c.chain]
@@ -124,7 +125,7 @@ class RunCard:
     def _repr_mimebundle_(self, **_: Any) -> dict[str, Any]:
         return self.bundle()
 
-    def show(self) -> "RunCard":
+    def show(self) -> RunCard:
         self.doc = self.document()
         self.handle = display(self.bundle(self.doc), raw=True, display_id=True)
         if self.run_id:
@@ -236,7 +237,7 @@ def publish(run_id: str | None) -> None:
 
 
 def answer_run(sb: Any, run_id: str, interrupt_id: str | None, choice: str, value: Any = None) -> Any:
-    """Resume ``run_id`` with one answer if that interrupt is still open; else refresh its cards. The outcome or None."""
+    """Resume ``run_id`` with one answer if that interrupt is still open, else refresh its cards; its outcome."""
     doc = card_document(sb, run_id)
     open_ = doc.get("pending") or []
     target = next((p for p in open_ if p["id"] == interrupt_id), None) if interrupt_id else (open_[:1] or [None])[0]

@@ -17,11 +17,11 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from traitlets import Bool, Float, Int, Unicode, default, observe
 from traitlets.config import Configurable
 
-from . import commands, tool_card
-from .defaults import configured_store, from_namespace, sandbox_for, set_default_store
 from ..engine.realm import Limits
 from ..sandbox import Sandbox
+from . import commands, tool_card
 from .cards import publish, register_comm_target
+from .defaults import configured_store, from_namespace, sandbox_for, set_default_store
 
 __all__ = ["SandboxMagics", "load_ipython_extension"]
 
