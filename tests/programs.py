@@ -114,6 +114,17 @@ class Call:
 
 
 @dataclass
+class Removed:
+    """Where a call was edited out: its branch's virtual time still moves on, so later inputs stay as recorded."""
+
+    id: int
+    ms: int
+
+    def render(self, names: Names, b: str, v: str) -> list[str]:
+        return [f"{v}.t += {self.ms};"]
+
+
+@dataclass
 class Read:
     """A clock or random read, kept as ``{"~now": t}`` / ``{"~rand": r}``; ``via_action`` passes it to an action."""
 
