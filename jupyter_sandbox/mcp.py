@@ -4,8 +4,9 @@ Also ``python -m jupyter_sandbox.mcp ...``. Serves over stdio, to any MCP client
 IDE, another agent framework), the tools:
 
 * ``run_script {script, input?}``: run a script against the actions (their declarations are in the tool's
-  description); the result says ``completed`` (the output), ``failed`` (the error, its line) or ``paused``
-  (the pending interrupts: an approval waits for a human);
+  description; with more than ``--describe-limit`` actions, only their names); the result says
+  ``completed`` (the output), ``failed`` (the error, its line) or ``paused`` (the pending interrupts: an
+  approval waits for a human);
 * ``resume_run {run_id, answers?}``: answer a paused run (``true`` approves the first pending interrupt;
   ``{interrupt_id: answer}`` for several) and go on;
 * ``get_run {run_id}``: how a run stands now, e.g. after a human approved it from a notebook's card;
@@ -26,11 +27,12 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
+from .agents.tool import INTRO
 from .cli import load_actions
 from .errors import SandboxError
 from .sandbox import Sandbox
 
-__all__ = ["build_server", "main"]
+__all__ = ["DESCRIBE_LIMIT", "build_server", "main", "run_script_description"]
 
 
 def _report(result: Any) -> CallToolResult:
@@ -40,14 +42,28 @@ def _report(result: Any) -> CallToolResult:
                           is_error=result.status == "failed")
 
 
-def build_server(sb: Sandbox, name: str = "jupyter-sandbox", **tool_options: Any) -> MCPServer:
+DESCRIBE_LIMIT = 40  # more actions than this: run_script's description names them, describe_actions declares them
+
+
+def run_script_description(sb: Sandbox, tool: Any, limit: int = DESCRIBE_LIMIT) -> str:
+    """The tool's description with every declaration, or for a large catalog the names and where to read more."""
+    names = sorted(sb.actions) if tool.actions is None else list(tool.actions)
+    if len(names) <= limit:
+        return str(tool.description)
+    return (INTRO + f"\nThere are {len(names)} actions, too many to declare here: call describe_actions with words "
+            "of what you need (e.g. \"read file\") to read the TypeScript declarations of the matching ones. "
+            "The actions: " + ", ".join(names) + "\n")
+
+
+def build_server(sb: Sandbox, name: str = "jupyter-sandbox", *, describe_limit: int = DESCRIBE_LIMIT,
+                 **tool_options: Any) -> MCPServer:
     """An ``mcp`` ``MCPServer`` whose tools drive ``sb`` (run it with ``.run()`` for stdio)."""
     tool = sb.tool("run_script", **tool_options)
     server = MCPServer(name, instructions="Durable, approvable code mode: write a JavaScript script against the "
                        "declared actions and run it with run_script; a paused run waits for a human.",
                        log_level="WARNING")
 
-    @server.tool(name="run_script", description=tool.description,
+    @server.tool(name="run_script", description=run_script_description(sb, tool, describe_limit),
                  annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True))
     def run_script(script: str, input: Any = None) -> CallToolResult:
         return _report(tool.run({"script": script, "input": input}))
@@ -95,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the actions scripts may call (repeatable): a mapping, a list, or a function "
                              "that registers them on the Sandbox it is given")
     parser.add_argument("--name", default="jupyter-sandbox", help="the server's name")
+    parser.add_argument("--describe-limit", type=int, default=DESCRIBE_LIMIT, metavar="N",
+                        help="with more actions than N, run_script's description lists their names only and "
+                             "describe_actions gives their declarations (default %(default)s)")
     args = parser.parse_args(argv)
     try:
         sb = Sandbox(args.store)
@@ -104,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     for spec in args.actions:
         load_actions(sb, spec)
     try:
-        build_server(sb, args.name).run()  # stdio; stdout is the protocol's, so nothing else prints there
+        # stdio: stdout is the protocol's, so nothing else prints there
+        build_server(sb, args.name, describe_limit=args.describe_limit).run()
     finally:
         sb.close()
     return 0

@@ -286,3 +286,45 @@ def test_get_run_of_an_unknown_run_is_a_failed_result_not_a_crash(tmp_path):
     out = anyio.run(client)
     assert out["is_error"] is True and out["status"] == "failed"
     assert "r-nope" in out["error"]["message"]
+
+
+def test_a_large_catalog_is_named_in_run_script_and_declared_by_describe_actions():
+    from jupyter_sandbox.agents.tool import SandboxTool
+    from jupyter_sandbox.mcp import run_script_description
+
+    sb = Sandbox()
+    for i in range(5):
+        sb.action(lambda x: x, name=f"tool_{i}")
+    tool = SandboxTool(sb, "run_script")
+    assert run_script_description(sb, tool, limit=5) == tool.description
+    short = run_script_description(sb, tool, limit=4)
+    assert "tool_0, tool_1, tool_2, tool_3, tool_4" in short and "describe_actions" in short
+    assert "declare const actions" not in short
+
+
+# -- %sandbox mcp ----------------------------------------------------------------------------------------------
+
+def test_the_magic_adds_a_server_and_lists_its_tools_with_their_approval(tmp_path, monkeypatch):
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.testing.globalipapp import start_ipython
+    from IPython.utils.capture import capture_output
+
+    import jupyter_sandbox
+    from jupyter_sandbox.notebook import defaults
+
+    monkeypatch.chdir(tmp_path)
+    start_ipython()
+    shell = InteractiveShell.instance()
+    defaults._reset()
+    jupyter_sandbox.load_ipython_extension(shell)
+    with capture_output() as added:  # the words after -- are the command's, -u included
+        shell.run_line_magic("sandbox", f"mcp add shelf --approval all -- {sys.executable} -u {SERVER} shelf")
+    assert "MCP server 'shelf': 6 tools as actions" in added.stdout
+    sb = jupyter_sandbox.default_sandbox()
+    assert sb.actions["shelf.read_file"].approval is True  # --approval all
+    with capture_output() as listed:
+        shell.run_line_magic("sandbox", "mcp list")
+    text = listed.stdout + "".join(o.data.get("text/plain", "") for o in listed.outputs)
+    assert "shelf.read_file" in text and "approval: yes" in text
+    sb.close()
+    defaults._reset()

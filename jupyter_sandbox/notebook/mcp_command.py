@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import html as _html
 from typing import Any
 
@@ -19,16 +18,16 @@ from ..sandbox import Sandbox
 @argument("--approval", choices=["annotations", "all", "none"], default="annotations",
           help="which tools need approval: by their annotations (default), all, or none")
 @argument("--timeout", type=float, default=60.0, help="seconds a call may take before the server counts as hung")
-@argument("command", nargs=argparse.REMAINDER, help="add: after --, the program and its arguments")
 def mcp(magics: Any, sb: Sandbox, args: Any) -> None:
     """Start a stdio MCP server and register its tools as actions (``%sandbox mcp add files -- python
     server.py``), or list the servers and their tools (``%sandbox mcp list``)."""
     from ..agents.mcp_client import servers
 
     if args.verb == "add":
-        command = args.command[1:] if args.command[:1] == ["--"] else args.command
+        command = args.command
         if not args.name or not command:
-            raise UsageError("%sandbox mcp add NAME -- COMMAND ARGS...")
+            raise UsageError("usage: %sandbox mcp add [--approval annotations|all|none] [--timeout S] NAME -- "
+                             "COMMAND ARGS...")
         approval = {"annotations": None, "all": True, "none": False}[args.approval]
         names = sb.mcp(args.name, command, approval=approval, timeout=args.timeout)
         print(f"MCP server {args.name!r}: {len(names)} tools as actions: {', '.join(names)}")
@@ -51,3 +50,19 @@ def mcp(magics: Any, sb: Sandbox, args: Any) -> None:
                    f"<td>{e(h)}</td></tr>" for s, c, a, p, h in rows)
     display({"text/plain": text, "text/html": "<table><thead><tr><th>server</th><th>command</th><th>action</th>"
              f"<th>approval</th><th>hints</th></tr></thead><tbody>{body}</tbody></table>"}, raw=True)
+
+
+_parse = mcp.parser.parse_args
+
+
+def _parse_split(argv: Any = None, namespace: Any = None) -> Any:
+    """The words after the first ``--`` are the server's command, whatever they look like (``-m``, ``--port``):
+    argparse parses only the words before it."""
+    words = list(argv or [])
+    cut = words.index("--") if "--" in words else len(words)
+    args = _parse(words[:cut], namespace)
+    args.command = words[cut + 1:]
+    return args
+
+
+mcp.parser.parse_args = _parse_split
