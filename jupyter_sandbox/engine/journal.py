@@ -240,9 +240,9 @@ def plan_from_call_log(call_log: Any) -> dict[str, Any]:
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
                 raise InvalidCallLog(f"call_log[{i}] ({kind}) must have a numeric response, got a "
                                      f"{type(value).__name__}", position=i)
-            recs.append((order, {"s": i, "k": kind, "v": value, "sync": 1}))
+            recs.append((order, {"s": i, "k": kind, "v": value, "sync": 1, "imp": 1}))
             continue
-        rec: dict[str, Any] = {"s": i}
+        rec: dict[str, Any] = {"s": i, "imp": 1}  # journaled as it is served (requests.Requests._imported)
         if kind in ("action", "agent", "delegate"):
             name = entry.get("name")
             if not isinstance(name, str):

@@ -54,6 +54,8 @@ class Requests:
                 self.runner.writer.append(kind, item["s"], value=item["value"])
             elif kind == "call":
                 self._call(item)
+            elif kind == "imported":
+                self._imported(item)
             elif kind in ("delegate", "agent"):
                 self._child(kind, item)
             elif kind == "sleep":
@@ -138,6 +140,25 @@ class Requests:
         answers = self.runner.answers.for_child(pending, slot)
         self.runner._dispatch(slot, self.runner.engine.run_child(self.runner.attempt, slot, op, item["input"], child_id, answers,
                                                    resumed=previous is not None))
+
+    def _imported(self, item: dict[str, Any]) -> None:
+        """An effect served from a bare call log: journal its request and completion as if it had run,
+        so this run's own journal is complete and a resume by run id never runs it again."""
+        writer, slot, op = self.runner.writer, item["s"], item["op"]
+        if op == "sleep":
+            ms = item["input"] if isinstance(item["input"], (int, float)) else 0
+            writer.append("timer", slot, key=item["key"], ms=ms, due=self.runner.now)
+            writer.append("fired", slot)
+        elif op == "wait":
+            writer.append("wait", slot, key=item["key"], match=item["input"], timeout=item["timeout"], due=None)
+            writer.append("event", slot, event=item.get("value"), signal=None)
+        else:
+            writer.append("call", slot, key=item["key"], op=op, name=item["name"], input=item["input"],
+                          description=None, imported=True)
+            if item["ok"]:
+                writer.append("result", slot, ok=True, value=item["value"])
+            else:
+                writer.append("result", slot, ok=False, error={**item["error"], "action": item["name"]})
 
     def _sleep(self, item: dict[str, Any]) -> None:
         previous = self._open(item, "timer")

@@ -223,7 +223,8 @@ SCHEMAS: dict[str, Schema] = {
     "attempt": {"n": (True, _count(1, MAX_COUNT)), "source_hash": (True, OPT_STR),
                 "resumed_from": (True, _list_of(STR))},
     "call": {"op": (True, _one_of("call", "delegate", "agent")), "name": (True, STR), "input": (True, ANY),
-             "key": (True, STR), "description": (False, OPT_STR), "child": (False, STR), "line": (False, OPT_INT)},
+             "key": (True, STR), "description": (False, OPT_STR), "child": (False, STR), "line": (False, OPT_INT),
+             "imported": (False, BOOL)},  # served from a bare call log, journaled as served
     "result": {"ok": (True, BOOL), "value": (False, ANY), "error": (False, _error_record)},
     "now": {"value": (True, _number)},
     "random": {"value": (True, _random)},

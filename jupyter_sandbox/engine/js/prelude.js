@@ -274,7 +274,24 @@ function planRecord(from) {
     __proto__: null, s: from.s, k: from.k === undefined ? keyOf(from.kin) : from.k, sync: !!from.sync, ok,
     v: ok ? completionValue(from, "v") : null, e: ok ? null : from.e,
     used: false, done: false, res: null, rej: null, name: null,
+    // from a bare call log (plan_from_call_log marks them): not in this run's journal yet
+    imported: from.imp === 1, kin: from.kin === undefined ? null : from.kin,
   };
+}
+
+// An effect served from a bare call log is journaled as it is served, so the run's own
+// journal holds it and a later resume by run id replays it instead of running it again.
+function journalImported(rec) {
+  const kin = rec.kin;
+  if (rec.sync) {
+    push(`{"t":"${rec.k}","s":${rec.s},"value":${JSONstringify(rec.v)}}`);
+    return;
+  }
+  const outcome = rec.ok ? `"ok":true,"value":${toJSONText(rec.v, "call_log response")}`
+    : `"ok":false,"error":{"message":${JSONstringify(String(own(rec.e, "message")))}}`;
+  push(`{"t":"imported","s":${rec.s},"key":${JSONstringify(rec.k)},"op":${JSONstringify(kin.op)},` +
+       `"name":${JSONstringify(kin.name === undefined ? null : kin.name)},"input":${toJSONText(kin.input, "call_log input")},` +
+       `"timeout":${JSONstringify(kin.timeout === undefined ? null : kin.timeout)},${outcome}}`);
 }
 
 function loadPlan(plan) {
@@ -402,7 +419,10 @@ function read(kind, live) {
     throw new ErrorCtor(`the script is not deterministic: it read ${kind === "now" ? "the clock" : "Math.random()"} where the journal recorded something else`);
   }
   const s = servedSlot;
-  if (rec !== null) return rec.v;
+  if (rec !== null) {
+    if (rec.imported) journalImported(rec);
+    return rec.v;
+  }
   const value = live();
   push(`{"t":"${kind}","s":${s},"value":${JSONstringify(value)}}`);
   return value;
@@ -874,6 +894,7 @@ G.__jsbx_host = {
     clockBase = now; clockReal = realNow();
     rec.done = true;
     undelivered--;
+    if (rec.imported) journalImported(rec);
     settleWith(rec.res, rec.rej, rec.name, rec.ok, rec.v, rec.e);
     return 1;
   },

@@ -1,0 +1,81 @@
+"""A run started from a bare call log owns what it replayed: nothing recorded there runs twice later.
+
+Found by the adversarial review of issue 11: the effects served from a seed-shaped call
+log were not journaled in the new run, so resuming that run by its id ran them again.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_sandbox import Resume, Sandbox, SandboxInterrupt
+
+SOURCE = """
+const a = await actions.lookup('p');
+const t = Date.now();
+await ctx.sleep(5);
+const b = await actions.lookup('q');
+const first = await actions.gate(a + b);
+const second = await actions.gate('again');
+return [a, b, t, first, second];
+"""
+
+SEED_LOG = [
+    {"type": "action", "name": "lookup", "input": "p", "response": "P"},
+    {"type": "now", "response": 1_700_000_000_123},
+    {"type": "sleep", "input": 5, "response": None},
+    {"type": "action", "name": "lookup", "input": "q", "response": "Q"},
+    None,  # the interrupted gate: answered by the Resume
+]
+
+
+@pytest.fixture
+def world():
+    sb = Sandbox()
+    calls: list = []
+
+    @sb.action
+    def lookup(x):
+        calls.append(("lookup", x))
+        return x.upper()
+
+    @sb.action
+    def gate(x, resume=None):
+        if resume is None:
+            from jupyter_sandbox import ActionInterrupt
+
+            raise ActionInterrupt(data={"asks": x})
+        calls.append(("gate", x, resume.value))
+        return resume.value
+
+    sb.calls = calls
+    yield sb
+    sb.close()
+
+
+def _start(sb):
+    with pytest.raises(SandboxInterrupt) as info:  # the second gate pauses the run it started
+        sb.eval(SOURCE, call_log=SEED_LOG, resume=Resume(position=4, value="yes"))
+    return info.value
+
+
+def test_the_effects_a_bare_call_log_served_are_in_the_new_runs_journal(world):
+    paused = _start(world)
+    log = world.call_log(paused.run_id)
+    assert [None if e is None else e["type"] for e in log[:5]] == ["action", "now", "sleep", "action", "action"]
+    assert log[0]["response"] == "P" and log[1]["response"] == 1_700_000_000_123 and log[3]["response"] == "Q"
+
+
+def test_resuming_by_run_id_runs_nothing_the_call_log_recorded(world):
+    paused = _start(world)
+    assert world.calls == [("gate", "PQ", "yes")]  # the recorded lookups were served, not run
+    result = world.resume(paused.run_id, "ok")
+    assert result.output == ["P", "Q", 1_700_000_000_123, "yes", "ok"]
+    assert world.calls == [("gate", "PQ", "yes"), ("gate", "again", "ok")]
+
+
+def test_a_run_started_from_a_bare_call_log_checks_deterministic(world):
+    paused = _start(world)
+    world.resume(paused.run_id, "ok")
+    report = world.check(paused.run_id)
+    assert report.deterministic and report.checked == report.recorded > 0
