@@ -182,7 +182,8 @@ def _answered(doc: dict[str, Any]) -> list[dict[str, Any]]:
             approved = e.get("approved", value is True or (isinstance(value, dict) and value.get("approved") is True))
             reason = value.get("reason") if isinstance(value, dict) else None
             out.append({"id": e["id"], "name": asked[e["id"]].get("name"), "approved": bool(approved),
-                        "reason": reason, "value": _cut(value), "attempt": e.get("attempt")})
+                        "reason": reason, "value": _cut(value), "attempt": e.get("attempt"),
+                        "input": _cut(asked[e["id"]].get("input"))})  # which call it was: three sends look alike
     return out
 
 

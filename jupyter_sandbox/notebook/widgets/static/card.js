@@ -108,7 +108,7 @@ function errorHtml(doc, e) {
 /** @param {Record<string, any>} p @param {boolean} live */
 function pendingHtml(p, live) {
   const off = live ? '' : new Safe(' disabled');
-  return h`<div class="jsbx-pending" data-interrupt="${p.id}"><div><b>⏸ ${p.name}</b> ${p.approval ? 'needs approval' : 'needs an answer'} <span class="jsbx-meta">interrupt <code>${p.id}</code></span></div>${p.html ? h`<div class="jsbx-preview">${new Safe(String(p.html))}</div>` : ''}${value('data', p.data)}<div class="jsbx-buttons"><button class="jsbx-btn jsbx-approve" data-act="approve" type="button"${off}>Approve</button> <button class="jsbx-btn jsbx-reject" data-act="reject" type="button"${off}>Reject</button> <input class="jsbx-reason" placeholder="reason (optional)"${off}></div><details class="jsbx-edit"><summary>edit the ${p.approval ? 'input' : 'answer'}</summary><textarea class="jsbx-edited" rows="4"${off}>${p.edit}</textarea><button class="jsbx-btn" data-act="edit" type="button"${off}>${p.approval ? 'Edit & approve' : 'Send edited'}</button></details><div class="jsbx-note" data-role="message"></div></div>`;
+  return h`<div class="jsbx-pending" data-interrupt="${p.id}"><div><b>${p.name}</b> ${p.approval ? 'needs approval' : 'needs an answer'} <span class="jsbx-meta">interrupt <code>${p.id}</code></span></div>${p.html ? h`<div class="jsbx-preview">${new Safe(String(p.html))}</div>` : ''}${value('data', p.data)}<div class="jsbx-buttons"><button class="jsbx-btn jsbx-approve" data-act="approve" type="button"${off}>Approve</button> <button class="jsbx-btn jsbx-reject" data-act="reject" type="button"${off}>Reject</button> <input class="jsbx-reason" placeholder="reason (optional)"${off}></div><details class="jsbx-edit"><summary>edit the ${p.approval ? 'input' : 'answer'}</summary><textarea class="jsbx-edited" rows="4"${off}>${p.edit}</textarea><button class="jsbx-btn" data-act="edit" type="button"${off}>${p.approval ? 'Edit & approve' : 'Send edited'}</button></details><div class="jsbx-note" data-role="message"></div></div>`;
 }
 
 /**
@@ -124,7 +124,7 @@ export function cardHtml(doc, options = {}) {
   const live = Boolean(options.live);
   const hint = live ? '' : (options.hint ?? (d.pending?.length ? 'run `%load_ext jupyter_sandbox` to make this card live' : ''));
   const errorShown = d.error && !(d.error_in_cell != null && d.error_in_cell === attempts[attempts.length - 1]?.n);
-  const answered = (d.answered ?? []).map((/** @type {any} */ a) => h`<div class="jsbx-answered" data-interrupt="${a.id}">${a.approved ? '✓' : '✗'} <b>${a.name}</b> ${a.approved ? 'approved' : 'rejected'}${a.reason ? h`: ${a.reason}` : ''} ${value('answer', a.value)}</div>`);
+  const answered = (d.answered ?? []).map((/** @type {any} */ a) => h`<div class="jsbx-answered" data-interrupt="${a.id}">${a.approved ? '✓' : '✗'} <b>${a.name}</b> ${a.approved ? 'approved' : 'rejected'}${a.reason ? h`: ${a.reason}` : ''} ${value('input', a.input)} ${value('answer', a.value)}</div>`);
   const out = [
     h`<div class="jsbx-card-head"><span class="jsbx-status" data-status="${status}">${status}</span> <b>${d.name || d.title || 'run'}</b> <code>${d.run_id}</code> <span class="jsbx-meta">${facts}</span>${hint ? h` <span class="jsbx-hint" data-role="hint">${hint}</span>` : ''}</div>`,
     d.output ? h`<div class="jsbx-output">${value('output', d.output)}${d.out_var ? h` <span class="jsbx-meta">(in <code>${d.out_var}</code>)</span>` : ''}</div>` : '',
