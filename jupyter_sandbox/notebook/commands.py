@@ -83,7 +83,7 @@ def show_run(magics: Magics, sb: Sandbox, title: str, start: Callable[[Any], Any
     too, and ``-o`` is filled whenever the run completes, also later (a click, the scheduler).
     """
     store_output = OutputVar(magics.shell.user_ns, out) if out else None
-    card = RunCard(sb, run_id, title, store_output, out).show()
+    card = RunCard(sb, run_id, title, store_output, out, timeline=magics.show_timeline).show()
     started = time.time()
     try:
         outcome: Any = start(card.observer() if live else None)
@@ -148,6 +148,10 @@ def _json(text: str, what: str) -> Any:
         raise UsageError(f"{what} must be JSON ({exc}); quote it with single quotes: '{{\"ok\": true}}'") from None
 
 
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def _when(t: float | None) -> str:
     return datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S") if t else ""
 
@@ -159,8 +163,12 @@ def _when(t: float | None) -> str:
 @argument("--status", help="only runs with this status (completed, interrupted, parked, failed, cancelled, ...)")
 @argument("--all", action="store_true", help="child runs too")
 @argument("--limit", type=int, default=50, help="at most this many, newest first (default 50)")
+@argument("--pending", action="store_true",
+          help="only runs waiting for an answer: each open interrupt, what it waits for, and how to answer it")
 def runs(magics: Magics, sb: Sandbox, args: Any) -> None:
     """List the store's runs: id, name, status, attempts, times, and their output, error or wake time."""
+    if args.pending:
+        return _pending_runs(sb, args.limit)
     rows = sb.runs(status=args.status, limit=args.limit, include_children=args.all)
     where = mask(str(sb.store.path))
     if not rows:
@@ -183,6 +191,31 @@ def runs(magics: Magics, sb: Sandbox, args: Any) -> None:
     html = (f"<div>runs in <code>{e(where)}</code></div><table class=\"jsbx-runs\"><thead><tr>"
             + "".join(f"<th>{e(c)}</th>" for c in head) + f"</tr></thead><tbody>{cells}</tbody></table>")
     display({"text/plain": f"runs in {where}\n{text}", "text/html": html}, raw=True)
+
+
+def _pending_runs(sb: Sandbox, limit: int) -> None:
+    """``runs --pending``: one row per open interrupt of a paused run (a child's shows under its top-level run)."""
+    where = mask(str(sb.store.path))
+    table = []
+    for r in sb.runs(status="interrupted", limit=limit):
+        for p in RunCard(sb, r.id).pending():  # what the card's buttons would answer, children's included
+            table.append((r.id, r.name or "", p["id"], p["name"], "approval" if p["approval"] else "interrupt",
+                          _when(r.updated), _clip((p["data"] or {}).get("p") or "", 60)))
+    if not table:
+        display({"text/plain": f"no runs waiting for an answer in {where}",
+                 "text/html": f"<i>no runs waiting for an answer in <code>{_html.escape(where)}</code></i>"}, raw=True)
+        return
+    head = ("run", "name", "interrupt", "waits for", "kind", "since", "data")
+    widths = [max(len(x) for x in col) for col in zip(head, *table)]
+    text = "\n".join("  ".join(c.ljust(n) for c, n in zip(row, widths)).rstrip() for row in [head, *table])
+    hint = "answer with `%sandbox resume RUN --id INTERRUPT --answer JSON` (or --reject REASON)"
+    e = _html.escape
+    cells = "".join("<tr>" + "".join(f"<td><code>{e(c)}</code></td>" if i in (0, 2) else f"<td>{e(c)}</td>"
+                                     for i, c in enumerate(row)) + "</tr>" for row in table)
+    html = (f"<div>waiting for an answer in <code>{e(where)}</code></div><table class=\"jsbx-runs\"><thead><tr>"
+            + "".join(f"<th>{e(c)}</th>" for c in head) + f"</tr></thead><tbody>{cells}</tbody></table>"
+            + f"<div><small>{e(hint)}</small></div>")
+    display({"text/plain": f"waiting for an answer in {where}\n{text}\n{hint}", "text/html": html}, raw=True)
 
 
 @magic_arguments(name="sandbox show")
