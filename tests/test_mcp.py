@@ -2,7 +2,8 @@
 as an MCP server (``python -m jupyter_sandbox.mcp``) driven by the SDK's own client.
 
 The servers are ``tests/mcp_servers/files.py`` (written with the SDK's server API), one process per name;
-each records the calls that reach it in ``$MCP_CALL_LOG`` as ``NAME PID TOOL``.
+each records the calls that reach it in ``$MCP_CALL_LOG`` as ``NAME PID TOOL``. Not covered here: a server whose
+tools change while it runs (the actions are registered from the list read when `sb.mcp` starts it).
 """
 
 from __future__ import annotations
@@ -97,6 +98,15 @@ def test_an_is_error_result_is_an_action_error_carrying_its_text(two):
     out = two.eval("try { await actions.files.fail({reason: 'disk full'}) } catch (e) { return [e.name, e.message] }")
     assert out.output[0] == "ActionError"
     assert out.output[1].startswith("ToolFailed: files.fail: ") and "it failed: disk full" in out.output[1]
+
+
+def test_a_protocol_error_is_an_action_error_naming_server_and_tool_and_keeps_the_server(two, log):
+    out = two.eval("try { await actions.files.refuse({why: 'no'}) } catch (e) { return [e.name, e.message] }")
+    assert out.output[0] == "ActionError"
+    assert "MCP server 'files', tool 'refuse': protocol error -32602: refused: no" in out.output[1]
+    two.eval("return await actions.files.read_file({path: '/readme.txt'})")
+    pids = [pid for n, pid, t in _calls(log) if n == "files"]
+    assert pids[-1] == pids[-2]  # the same process answered the next call
 
 
 def test_a_destructive_tool_pauses_for_approval_with_server_and_annotations(two, log):
@@ -319,7 +329,7 @@ def test_the_magic_adds_a_server_and_lists_its_tools_with_their_approval(tmp_pat
     jupyter_sandbox.load_ipython_extension(shell)
     with capture_output() as added:  # the words after -- are the command's, -u included
         shell.run_line_magic("sandbox", f"mcp add shelf --approval all -- {sys.executable} -u {SERVER} shelf")
-    assert "MCP server 'shelf': 6 tools as actions" in added.stdout
+    assert "MCP server 'shelf': 7 tools as actions" in added.stdout
     sb = jupyter_sandbox.default_sandbox()
     assert sb.actions["shelf.read_file"].approval is True  # --approval all
     with capture_output() as listed:

@@ -1,7 +1,7 @@
 """A small MCP server for the tests, written with the SDK's server API; run as ``python files.py [NAME]``.
 
 Its tools: ``read_file`` (read-only), ``write_file`` (destructive by the spec's default), ``fail`` (a
-result with isError), ``crash`` (the process exits mid-call), ``sleep`` (async, for hangs and
+result with isError), ``refuse`` (a protocol error), ``crash`` (the process exits mid-call), ``sleep`` (async, for hangs and
 concurrency), ``meet`` (returns once ``count`` calls are in flight at once: concurrency without timing).
 Every call is appended to the file named by ``$MCP_CALL_LOG`` (when set), so a test can see which calls
 reached a server.
@@ -15,7 +15,8 @@ import sys
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, ToolAnnotations
 from pydantic import BaseModel
 
 NAME = sys.argv[1] if len(sys.argv) > 1 else "files"
@@ -60,6 +61,13 @@ def fail(reason: str) -> str:
     """Always fails, with the reason."""
     logged("fail")
     raise ToolError(f"it failed: {reason}")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def refuse(why: str) -> str:
+    """Answers with a protocol error (a JSON-RPC error, not a result)."""
+    logged("refuse")
+    raise MCPError(INVALID_PARAMS, f"refused: {why}")
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
