@@ -2,7 +2,8 @@
 
 Its tools: ``read_file`` (read-only), ``write_file`` (destructive by the spec's default), ``fail`` (a
 result with isError), ``refuse`` (a protocol error), ``crash`` (the process exits mid-call), ``sleep``
-(async, for hangs and concurrency), ``meet`` (returns once ``count`` calls are in flight at once: concurrency without timing).
+(async, for hangs and concurrency), ``meet`` (returns once ``count`` calls are in flight at once:
+concurrency without timing).
 Every call is appended to the file named by ``$MCP_CALL_LOG`` (when set), so a test can see which calls
 reached a server.
 """
