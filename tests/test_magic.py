@@ -223,6 +223,12 @@ def test_the_card_shows_console_timeline_and_output_from_the_store(ip):
     assert "&quot;ok&quot;" in last["text/html"] and 'data-status="completed"' in last["text/html"]
 
 
+def test_show_timeline_off_leaves_the_timeline_out_of_the_card(ip):
+    ip.run_line_magic("config", "SandboxMagics.show_timeline = False")
+    _, cap = cell(ip, "", "await actions.fetch(1)\nreturn 2")
+    assert "rows" not in card().doc and 'class="jsbx-card-timeline"' not in cap.outputs[-1].data["text/html"]
+
+
 # -- answering ------------------------------------------------------------------------------------
 
 

@@ -84,8 +84,10 @@ class RunCard:
     """The card of one run. ``show()`` displays it; ``refresh()`` re-reads the store and redraws it everywhere."""
 
     def __init__(self, sb: Any, run_id: str | None = None, title: str | None = None,
-                 store_output: Callable[[Any], None] | None = None, out_name: str | None = None):
+                 store_output: Callable[[Any], None] | None = None, out_name: str | None = None,
+                 timeline: bool = True):
         self.sb, self.run_id, self.title = sb, run_id, title
+        self.timeline = timeline  # SandboxMagics.show_timeline: False leaves the rows out
         self.store_output, self.out_name = store_output, out_name
         self.handle: Any = None
         self.chain: list[str] = [run_id] if run_id else []
@@ -110,6 +112,8 @@ class RunCard:
                             error_in_cell=self.error_in_cell)
         doc["store"] = mask(doc.get("store") or "")
         self.chain = doc.get("chain") or [self.run_id]
+        if not self.timeline:
+            doc.pop("rows", None)
         return doc
 
     def bundle(self, doc: dict[str, Any] | None = None, *, light: bool = False) -> dict[str, Any]:

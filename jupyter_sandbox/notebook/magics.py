@@ -45,7 +45,7 @@ class SandboxMagics(Magics, Configurable):
                           "(ctx.continueAsNew is the way on).").tag(config=True)
     action_timeout = Float(None, allow_none=True, help="Seconds an action may take before it fails with a "
                            "Timeout ActionError; None waits for ever.").tag(config=True)
-    show_timeline = Bool(True, help="Show the live timeline under a %%sandbox cell.").tag(config=True)
+    show_timeline = Bool(True, help="Show the timeline in the run card under a %%sandbox cell.").tag(config=True)
     scheduler_interval = Float(1.0, help="How often (seconds) each store's scheduler wakes due parked runs; "
                                "0 turns the scheduler off.").tag(config=True)
 
