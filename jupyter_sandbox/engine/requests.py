@@ -22,6 +22,15 @@ if TYPE_CHECKING:
 __all__ = ["FrontierReached", "Requests"]
 
 
+def _open_record(entry: Entry) -> dict[str, Any]:
+    """An open request as a mismatch shows what the journal recorded at its slot."""
+    body = entry.body
+    if entry.kind == "call":
+        return {"type": "action" if body.get("op", "call") == "call" else body["op"], "name": body.get("name"),
+                "input": body.get("input")}
+    return {"type": "sleep" if entry.kind == "timer" else entry.kind, "input": body.get("ms", body.get("match"))}
+
+
 class FrontierReached(SandboxError):
     """A determinism check replayed everything recorded and reached the run's open slot."""
 
@@ -84,7 +93,9 @@ class Requests:
         slot = item["s"]
         previous = self.runner.journal.open_request(slot)
         if previous is not None and (previous.kind != kind or previous.body.get("key") != item["key"]):
-            previous = None
+            # The recorded run left another request open here (the interrupted call, one in
+            # flight at a crash): its answer or its retry must not go to this one.
+            raise self.runner._diverged(slot, item, recorded=_open_record(previous))
         if previous is not None:
             self.runner.requests[slot] = previous
         return previous

@@ -355,6 +355,7 @@ class Runner:
         if isinstance(error, LimitExceeded):
             record["limit"] = error.limit
         kind = "mismatch" if isinstance(error, CallLogMismatchError) else "error"
+        self._keep_notes()
         self.writer.max_entries += 1  # the record of why it failed always fits, even past the cap
         self.writer.max_bytes += 1 << 20
         if kind == "mismatch":
@@ -364,17 +365,31 @@ class Runner:
         console, data = self._snapshot()
         return AttemptResult("failed", error=error, console=console, data=data, replayed=self._replayed())
 
+    def _keep_notes(self) -> None:
+        """Console lines and logs the script queued but the host never took (it spun until the fuel ran out):
+        journal them before the failure, so the console shows what ran up to it."""
+        if self.realm is None:
+            return
+        try:
+            for item in self.realm.take():
+                if item.get("t") in ("console", "log"):
+                    self.handlers._note(item["t"], item)
+        except SandboxError:  # a realm that can answer nothing more, or a full journal: the failure still says why
+            return
+
     def _mismatch(self, item: dict[str, Any]) -> CallLogMismatchError:
         slot = item["s"]
         return CallLogMismatchError(slot, self.recorded_at(slot), item["attempted"], line=item.get("line"),
                                     column=item.get("column"), source=self.source, run_id=self.run.id)
 
-    def _diverged(self, slot: int | None = None, item: dict[str, Any] | None = None) -> CallLogMismatchError:
+    def _diverged(self, slot: int | None = None, item: dict[str, Any] | None = None,
+                  recorded: dict[str, Any] | None = None) -> CallLogMismatchError:
         """The replay stopped matching: a live effect in a check, or recorded effects never asked for."""
         if item is not None and slot is not None:
             attempted = {"type": item["t"] if item["t"] != "call" else "action", "name": item.get("name"),
                          "input": item.get("input")}
-            return CallLogMismatchError(slot, self.recorded_at(slot), attempted, line=item.get("line"),
+            recorded = recorded if recorded is not None else self.recorded_at(slot)
+            return CallLogMismatchError(slot, recorded, attempted, line=item.get("line"),
                                         column=item.get("column"), source=self.source, run_id=self.run.id)
         position = max(int(self.realm.pending_slot()), 0) if self.realm is not None else 0  # JS gives a float
         return CallLogMismatchError(position, self.recorded_at(position), {"type": "nothing"},

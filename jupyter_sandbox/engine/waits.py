@@ -16,7 +16,20 @@ def matches(event: Any, match: Any) -> bool:
     """An event matches when it has every field of ``match`` with an equal value."""
     if not isinstance(match, dict) or not match:
         return True
-    return isinstance(event, dict) and all(k in event and event[k] == v for k, v in match.items())
+    return isinstance(event, dict) and all(k in event and _same(event[k], v) for k, v in match.items())
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality as the script sees it: ``true`` is not ``1`` (Python's ``True == 1``)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
+        return False
+    return bool(a == b)
 
 
 @dataclass

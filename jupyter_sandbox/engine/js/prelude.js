@@ -41,6 +41,11 @@ const promiseResolve = Promise.resolve.bind(Promise);
 const promiseReject = Promise.reject.bind(Promise);
 const hasOwn = uncurry(Object.prototype.hasOwnProperty);
 const isError = Error.isError; // the [[ErrorData]] brand: no toStringTag or instanceof a script could fake
+// Error.prototype.stack is a configurable accessor: the host reads and sets stacks through
+// the intrinsic one, so a script's replacement never runs on the host's (live-only) reads.
+const errorStackAccessor = Object.getOwnPropertyDescriptor(Error.prototype, "stack");
+const errorStack = uncurry(errorStackAccessor.get);
+const setErrorStack = uncurry(errorStackAccessor.set);
 const ObjectProto = Object.prototype;
 const ProxyCtor = Proxy;
 const SymbolSpecies = Symbol.species;
@@ -67,7 +72,7 @@ function flat(text) {
 // A JSON string literal of any value's text, lone surrogates replaced (they cannot be stored).
 function str(v) {
   let text;
-  try { text = StringCtor(v); } catch (e) { text = "[unprintable]"; }
+  try { text = StringCtor(v); } catch (e) { text = unprintable(e); }
   return JSONstringify(toWellFormed(text));
 }
 
@@ -190,10 +195,31 @@ function errorRecord(e) {
 }
 
 function printable(v) {
-  try { return StringCtor(v); } catch (e) { return "[unprintable]"; }
+  try { return StringCtor(v); } catch (e) { return unprintable(e); }
+}
+
+// A value whose toString threw prints as "[unprintable]", unless what it threw is the
+// engine running out of stack or memory: that is the limit, whatever the script catches.
+function unprintable(e) {
+  const limit = resourceLimit(e);
+  if (limit !== null) { reachLimit(limit); throw e; }
+  return "[unprintable]";
 }
 
 const INPUT_FRAME = /<input>:(\d+):(\d+)/;
+
+// A raw stack with the prelude's frames (lines up to lineOffset) left out.
+function withoutHostFrames(stack) {
+  if (typeof stack !== "string") return stack;
+  const lines = strSplit(stack, "\n");
+  let out = "";
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i] === "") continue;
+    const m = reExec(INPUT_FRAME, lines[i]);
+    if (m === null || +m[1] > lineOffset) out += lines[i] + "\n";
+  }
+  return out;
+}
 
 // The script's frames of a stack, renamed workflow.js:LINE:COL as realm.py's
 // rewrite_stack does; the prelude's own frames (plumbing) are left out.
@@ -224,7 +250,7 @@ function push(text) { queue = queue === "" ? text : queue + "," + text; }
 
 function scriptLocation() {
   // The first frame below lineOffset's block is the script's own line.
-  const stack = new ErrorCtor().stack;
+  const stack = errorStack(new ErrorCtor());
   if (typeof stack !== "string") return null;
   const lines = strSplit(stack, "\n");
   for (let i = 0; i < lines.length; i++) {
@@ -365,6 +391,9 @@ const pending = table(); // slot -> [resolve, reject, actionName]
 class ActionError extends ErrorCtor {
   constructor(action, message, issues) {
     super(message);
+    // Without the host's frames: live, the host settles a call from `settle`, replayed from
+    // `deliver`, and a script that records e.stack must see the same text either way.
+    setErrorStack(this, withoutHostFrames(errorStack(this)));
     // defined, not assigned: a frozen Error.prototype must not break the host
     ObjectDefine(this, "action", { __proto__: null, value: action, writable: true, enumerable: true, configurable: true });
     // an input the action's schema refused: [{path, message}] (agents/catalog.py)
@@ -742,9 +771,11 @@ const ctx = {
     note("log", `,"level":"${lvl}","message":${str(message)},"data":${dataText}`);
   },
   progress(patch) {
-    if (undelivered > 0 || nextSlot < frontier) return; // replaying: progress is for the live UI only
+    // Read the patch whether or not it is sent: its getters are the script's code, and
+    // must run the same live and replayed.
     let text;
     try { text = describeInput("ctx.progress", patch); } catch (e) { return; }
+    if (undelivered > 0 || nextSlot < frontier) return; // replaying: progress is for the live UI only
     push(`{"t":"progress","patch":${text}}`);
   },
 };
