@@ -18,9 +18,9 @@
 from pathlib import Path
 import jupyter_sandbox
 
-for old in Path(".sandbox").glob("07-mcp.sqlite*"):  # start from an empty store on every run
+for old in Path(".sandbox").glob("08-mcp.sqlite*"):  # start from an empty store on every run
     old.unlink()
-# %config SandboxMagics.store = ".sandbox/07-mcp.sqlite"
+# %config SandboxMagics.store = ".sandbox/08-mcp.sqlite"
 # %load_ext jupyter_sandbox
 
 # %% [markdown]
@@ -132,7 +132,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 server = StdioServerParameters(command=sys.executable, cwd=".", args=[
-    "-m", "jupyter_sandbox.mcp", "--store", ".sandbox/07-mcp.sqlite", "--actions", "tutorial_actions:register"])
+    "-m", "jupyter_sandbox.mcp", "--store", ".sandbox/08-mcp.sqlite", "--actions", "tutorial_actions:register"])
 
 # %% [markdown]
 # The client lists the tools (`run_script` carries the declarations in its description), runs a script

@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.kernel, pytest.mark.slow]
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 TUTORIALS = ["01-quickstart", "02-approvals", "03-determinism", "04-workflows", "05-durability", "06-agent",
-             "07-mcp"]
+             "08-mcp"]
 
 
 def test_tutorials_run_and_their_checked_outputs_match(tmp_path):
