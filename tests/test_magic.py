@@ -183,6 +183,11 @@ def test_limit_options_override_the_configured_defaults(ip):
     assert "memory_bytes must be a positive integer" in cap.stdout + cap.stderr
 
 
+def test_a_loop_out_of_fuel_keeps_the_console_printed_before_it(ip):
+    result, cap = cell(ip, "--fuel 0.2", "console.log('spinning')\nlet i = 0\nwhile (true) { i++ }")
+    assert "fuel-exhausted" in cap.stdout and card().doc["console"] == [{"level": "log", "msg": "spinning"}]
+
+
 def test_config_changes_the_defaults(ip, tmp_path):
     ip.run_line_magic("config", "SandboxMagics.fuel_seconds = 0.2")
     result, cap = cell(ip, "", "while (true) {}")
