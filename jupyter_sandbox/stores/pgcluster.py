@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL cluster for the conformance suite and bench/stores.py.
+"""A throwaway PostgreSQL cluster: for the suite, bench/stores.py, and tutorial 07 when given no server.
 
 ``initdb`` + ``pg_ctl`` in a temporary folder, listening on a unix socket in
 that folder only (no port to collide with another test run on the machine).
