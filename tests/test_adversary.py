@@ -188,3 +188,21 @@ def test_out_of_memory_caught_by_the_script_is_still_the_memory_limit():
         assert info.value.limit == "memory"
     finally:
         sb.close()
+
+
+# -- the intrinsic Date stays out of reach ----------------------------------------------
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["default", "strict"])
+def test_replacing_reflect_construct_does_not_hand_the_script_the_intrinsic_date(gated, strict):
+    # Date's constructor called Reflect.construct(OrigDate, ...) through the global, which a
+    # script may replace: its replacement got the intrinsic, whose construct reads the host clock.
+    source = """
+        let target = null;
+        const construct = Reflect.construct;
+        Reflect.construct = function (t, args, newTarget) { target = t; return construct(t, args, newTarget); };
+        new Date(0);
+        Reflect.construct = construct;
+        return target === null || target === Date;
+    """
+    assert gated.eval(source, strict=strict).output is True

@@ -30,6 +30,8 @@ function makeRecordedDate(OrigDate, readNow) {
   const getTime = proto.getTime;
   const setTime = proto.setTime;
   const dateUTC = OrigDate.UTC;
+  // Captured: a script's replacement of Reflect.construct would be handed OrigDate itself.
+  const construct = Reflect.construct;
   const parse = makeDateParser(dateUTC);
   const utc = {};
   for (const unit of ['FullYear', 'Month', 'Date', 'Day', 'Hours', 'Minutes', 'Seconds', 'Milliseconds']) {
@@ -44,7 +46,7 @@ function makeRecordedDate(OrigDate, readNow) {
     }
     // A real Date (internal time slot, [object Date]); its prototype is new.target's,
     // or the (neutralised) intrinsic one when new.target has none.
-    return Reflect.construct(OrigDate, [timeValue(args)], new.target);
+    return construct(OrigDate, [timeValue(args)], new.target);
   }
 
   function timeValue(args) {
