@@ -206,3 +206,19 @@ def test_replacing_reflect_construct_does_not_hand_the_script_the_intrinsic_date
         return target === null || target === Date;
     """
     assert gated.eval(source, strict=strict).output is True
+
+
+# -- check() ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("read", ["Math.random()", "Date.now()"])
+def test_a_check_reports_a_new_clock_or_random_read_as_attempted_not_recorded(gated, read):
+    # The check journaled the edited script's live read, then counted it as recorded and said
+    # "the journal recorded a random read but the script attempted nothing": the reverse.
+    run_id = gated.eval("await actions.ident(1); return 1").run_id
+    report = gated.check(run_id, f"await actions.ident(1); {read}; return 1")
+    assert not report.deterministic
+    assert report.recorded == 1
+    assert report.mismatch.position == 1
+    assert report.mismatch.recorded is None and report.mismatch.attempted["type"] == ("random" if "random" in read
+                                                                                       else "now")

@@ -59,6 +59,8 @@ class Requests:
                 self._reached(item)  # a determinism check starts nothing
             elif kind in ("console", "log", "step", "plan"):
                 self._note(kind, item)
+            elif kind in ("now", "random") and not self.runner.execute:
+                self._reached_read(item)
             elif kind in ("now", "random"):
                 self.runner.writer.append(kind, item["s"], value=item["value"])
             elif kind == "call":
@@ -119,6 +121,18 @@ class Requests:
         if slot >= runner.plan.get("frontier", 0) and unfinished:
             return
         raise runner._diverged(slot, item)
+
+    def _reached_read(self, item: dict[str, Any]) -> None:
+        """A determinism check met a clock or random read the journal has no entry for.
+
+        As for a request (``_reached``): past every slot a paused run reserved it is
+        unchecked, elsewhere a divergence. It is never journaled: a check records nothing.
+        """
+        runner, slot = self.runner, item["s"]
+        unfinished = runner.run.status not in ("completed", "continued") or runner.outcome is not None
+        if slot >= runner.plan.get("frontier", 0) and unfinished:
+            return
+        raise runner._diverged(slot, {"t": item["t"], "s": slot})
 
     def _request(self, kind: str, item: dict[str, Any], **body: Any) -> Entry:
         entry = self.runner.writer.append(kind, item["s"], key=item["key"], **body)
