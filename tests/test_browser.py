@@ -101,8 +101,9 @@ def run_cells(page, *indexes):
           await window.jupyterapp.commands.execute('notebook:run-cell');
         }
       };
-      run();
+      return run();  // page.evaluate waits for it: each cell has run
     }""", list(indexes))
+    page.wait_for_function(KERNEL_IDLE % len(CELLS))
 
 
 def token_class(tokens, word):
@@ -192,7 +193,7 @@ def test_the_run_card_in_jupyterlab_and_notebook_7(tmp_path):
         expect(cells.nth(THREE_CELL).locator(".jsbx-card")).to_have_count(1)
         expect(cells.nth(THREE_CELL).locator(".jsbx-card .jsbx-card")).to_have_count(0)
         expect(card_of(cells, BIG_CELL)).to_contain_text("lookup × 2,500")
-        three.screenshot(path=str(SHOTS / "lab-light-card.png"))  # one card up close: three decisions
+        cells.nth(THREE_CELL).locator(".jp-Cell-outputArea").screenshot(path=str(SHOTS / "lab-light-card.png"))  # one card up close: three decisions
         page.evaluate("() => window.jupyterapp.shell.currentWidget.content.node.scrollTo(0, 0)")
         page.screenshot(path=str(shot), full_page=True)
 
@@ -225,8 +226,9 @@ def test_the_run_card_in_jupyterlab_and_notebook_7(tmp_path):
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
         page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
         time.sleep(0.5)
-        card_of(cells, THREE_CELL).screenshot(path=str(SHOTS / "lab-dark-card.png"))
-        card_of(cells, NB7_CELL).screenshot(path=str(SHOTS / "lab-dark-pending.png"))
+        # the output areas, not the cards: a card redraws its node when a newer document arrives
+        cells.nth(THREE_CELL).locator(".jp-Cell-outputArea").screenshot(path=str(SHOTS / "lab-dark-card.png"))
+        cells.nth(NB7_CELL).locator(".jp-Cell-outputArea").screenshot(path=str(SHOTS / "lab-dark-pending.png"))
         page.screenshot(path=str(SHOTS / "lab-dark.png"), full_page=True)
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
         lab.remember()

@@ -279,6 +279,18 @@ def test_reject_with_a_reason_runs_the_catch_branch(ip):
     assert card().doc["answered"][0] == {**card().doc["answered"][0], "approved": False, "reason": "too late"}
 
 
+def test_a_click_whose_resume_fails_says_why_in_the_card(ip, monkeypatch):
+    cell(ip, "-o out", APPROVE)
+    comm = attach(card().run_id)
+
+    def busy(run_id, *args, **kwargs):
+        raise jupyter_sandbox.RunBusyError(f"run {run_id} is being run by another process", run_id=run_id)
+
+    monkeypatch.setattr(card().sb, "resume", busy)
+    comm.click(type="answer", interrupt_id=card().doc["pending"][0]["id"], choice="approve")
+    assert "RunBusyError: run" in comm.docs()[-1]["notice"] and comm.docs()[-1]["pending"]
+
+
 def test_edit_sends_the_edited_input(ip):
     cell(ip, "-o out", APPROVE)
     comm = attach(card().run_id)

@@ -32,7 +32,7 @@ from typing import Any
 from IPython.display import display
 
 from ..engine.attempt import Observer
-from ..errors import Interrupt, SandboxError
+from ..errors import Interrupt, RunParked, SandboxError, SandboxInterrupt
 from .card_doc import CARD_MIME, card_document, full_rows
 from .card_html import card_html
 
@@ -278,10 +278,13 @@ class _Link:
         self.comm, self.sb, self.run_id = comm, sb, run_id
         self.title, self.out_var = title, out_var  # as the saved card showed them
         self.sent = 0
+        self.notice: str | None = None  # why this renderer's last click did not resume the run
 
     def send(self, doc: dict[str, Any]) -> None:
         if doc.get("version", 0) <= self.sent:
             return
+        if self.notice:
+            doc = {**doc, "notice": self.notice}
         self.sent = doc.get("version", 0)
         try:
             self.comm.send({"type": "doc", "doc": doc})
@@ -299,7 +302,11 @@ class _Link:
         if kind == "answer":
             choice = data.get("choice", "approve")
             value = data.get("edited") if choice == "edit" else data.get("reason")
-            answer_run(self.sb, self.run_id, data.get("interrupt_id"), choice, value)
+            self.notice = None
+            outcome = answer_run(self.sb, self.run_id, data.get("interrupt_id"), choice, value)
+            failed = isinstance(outcome, Exception) and not isinstance(outcome, (SandboxInterrupt, RunParked))
+            if failed:  # a click whose resume failed says why in the card, until the next click
+                self.notice = f"{type(outcome).__name__}: {outcome}"[:2000]
             self.refresh()
         elif kind == "journal":
             self.comm.send({"type": "journal", "rows": full_rows(self.sb, self.run_id)})

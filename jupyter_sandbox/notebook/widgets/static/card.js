@@ -127,6 +127,7 @@ export function cardHtml(doc, options = {}) {
   const answered = (d.answered ?? []).map((/** @type {any} */ a) => h`<div class="jsbx-answered" data-interrupt="${a.id}">${a.approved ? '✓' : '✗'} <b>${a.name}</b> ${a.approved ? 'approved' : 'rejected'}${a.reason ? h`: ${a.reason}` : ''} ${value('input', a.input)} ${value('answer', a.value)}</div>`);
   const out = [
     h`<div class="jsbx-card-head"><span class="jsbx-status" data-status="${status}">${status}</span> <b>${d.name || d.title || 'run'}</b> <code>${d.run_id}</code> <span class="jsbx-meta">${facts}</span>${hint ? h` <span class="jsbx-hint" data-role="hint">${hint}</span>` : ''}</div>`,
+    d.notice ? h`<div class="jsbx-error" data-role="notice"><div class="jsbx-err-title">the click did not resume the run: ${d.notice}</div></div>` : '',
     d.output ? h`<div class="jsbx-output">${value('output', d.output)}${d.out_var ? h` <span class="jsbx-meta">(in <code>${d.out_var}</code>)</span>` : ''}</div>` : '',
     errorShown ? errorHtml(d, d.error) : d.error ? h`<div class="jsbx-meta">the error is shown below the cell</div>` : '',
     status === 'parked' ? h`<div class="jsbx-note">parked: ${d.wake_at ? `wakes at ${new Date(d.wake_at).toISOString()}` : 'waiting for an event'}; the store's scheduler resumes it, in any kernel on this store</div>` : '',
