@@ -222,3 +222,22 @@ def test_a_check_reports_a_new_clock_or_random_read_as_attempted_not_recorded(ga
     assert report.mismatch.position == 1
     assert report.mismatch.recorded is None and report.mismatch.attempted["type"] == ("random" if "random" in read
                                                                                        else "now")
+
+
+# -- ctx.parallelSettled has allSettled semantics ---------------------------------------
+
+
+def test_a_thunk_that_throws_is_a_rejected_outcome_of_parallel_settled(gated):
+    # It threw out of ctx.parallelSettled synchronously: no .catch could see it, the run failed,
+    # and the thunks after it never started.
+    source = """
+        return await ctx.parallelSettled([() => { throw new TypeError("t"); }, () => actions.ident(1)]);
+    """
+    first, second = gated.eval(source).output
+    assert first["status"] == "rejected" and first["reason"]["message"] == "t"
+    assert second == {"status": "fulfilled", "value": 1}
+
+
+def test_ctx_parallel_given_no_array_rejects_instead_of_throwing(gated):
+    source = "const p = ctx.parallel(5); return await p.then(() => 'resolved', (e) => e.message)"
+    assert gated.eval(source).output == "ctx.parallel takes an array of functions"

@@ -719,9 +719,18 @@ function thunks(what, list) {
   for (let i = 0; i < n; i++) {
     const t = list[i];
     if (typeof t !== "function") throw new TypeErrorCtor(`${what}: item ${i} is not a function (pass () => ... thunks)`);
-    append(started, t());
+    let task;
+    try { task = t(); } catch (e) { task = promiseReject(e); } // a thunk that throws failed, as an async one would
+    append(started, task);
   }
   return started;
+}
+
+// ctx.parallel and ctx.parallelSettled: a bad list is a rejection too, never a synchronous throw.
+function fanOut(what, list, settled) {
+  let started;
+  try { started = thunks(what, list); } catch (e) { return promiseReject(e); }
+  return gather(started, settled);
 }
 
 // Promise.all / Promise.allSettled over started thunks, with the intrinsics captured
@@ -749,8 +758,8 @@ const ctx = {
   call: callAction,
   delegate: (spec) => child("delegate", spec),
   agent: (spec) => child("agent", spec),
-  parallel: (list) => gather(thunks("ctx.parallel", list), false),
-  parallelSettled: (list) => gather(thunks("ctx.parallelSettled", list), true),
+  parallel: (list) => fanOut("ctx.parallel", list, false),
+  parallelSettled: (list) => fanOut("ctx.parallelSettled", list, true),
   step,
   plan(plan) {
     if (!isArray(plan)) throw new TypeErrorCtor("ctx.plan takes an array of items (strings or {title, done})");
