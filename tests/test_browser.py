@@ -193,7 +193,8 @@ def test_the_run_card_in_jupyterlab_and_notebook_7(tmp_path):
         expect(cells.nth(THREE_CELL).locator(".jsbx-card")).to_have_count(1)
         expect(cells.nth(THREE_CELL).locator(".jsbx-card .jsbx-card")).to_have_count(0)
         expect(card_of(cells, BIG_CELL)).to_contain_text("lookup × 2,500")
-        cells.nth(THREE_CELL).locator(".jp-Cell-outputArea").screenshot(path=str(SHOTS / "lab-light-card.png"))  # one card up close: three decisions
+        # one card up close: three decisions
+        cells.nth(THREE_CELL).locator(".jp-Cell-outputArea").screenshot(path=str(SHOTS / "lab-light-card.png"))
         page.evaluate("() => window.jupyterapp.shell.currentWidget.content.node.scrollTo(0, 0)")
         page.screenshot(path=str(shot), full_page=True)
 
