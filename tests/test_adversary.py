@@ -241,3 +241,20 @@ def test_a_thunk_that_throws_is_a_rejected_outcome_of_parallel_settled(gated):
 def test_ctx_parallel_given_no_array_rejects_instead_of_throwing(gated):
     source = "const p = ctx.parallel(5); return await p.then(() => 'resolved', (e) => e.message)"
     assert gated.eval(source).output == "ctx.parallel takes an array of functions"
+
+
+# -- a run started from a bare call log --------------------------------------------------
+
+
+def test_a_failure_served_from_a_bare_call_log_is_journaled_as_it_was_served(gated):
+    # The served failure was journaled through the global String, which the script replaced:
+    # the run's own journal then held the script's text, and a resume by run id diverged.
+    from jupyter_sandbox import Resume
+
+    source = ("String = () => 'forged'; const m = await actions.fail(1).catch((e) => e.message);"
+              " await actions.gate(m); return await actions.gate(m + '!')")
+    with pytest.raises(SandboxInterrupt) as first:
+        gated.eval(source)
+    with pytest.raises(SandboxInterrupt) as second:
+        gated.eval(source, call_log=list(first.value.call_log), resume=Resume(position=1, value="ok"))
+    assert gated.resume(second.value.run_id, "ok").output == "ok"

@@ -314,7 +314,7 @@ function journalImported(rec) {
     return;
   }
   const outcome = rec.ok ? `"ok":true,"value":${toJSONText(rec.v, "call_log response")}`
-    : `"ok":false,"error":{"message":${JSONstringify(String(own(rec.e, "message")))}}`;
+    : `"ok":false,"error":{"message":${JSONstringify(StringCtor(own(rec.e, "message")))}}`;
   push(`{"t":"imported","s":${rec.s},"key":${JSONstringify(rec.k)},"op":${JSONstringify(kin.op)},` +
        `"name":${JSONstringify(kin.name === undefined ? null : kin.name)},"input":${toJSONText(kin.input, "call_log input")},` +
        `"timeout":${JSONstringify(kin.timeout === undefined ? null : kin.timeout)},${outcome}}`);
