@@ -49,7 +49,8 @@ def resumed_output(sb, source):
 
 def test_an_action_errors_stack_is_the_same_live_and_replayed(gated):
     # Live, the ActionError was built under the host's `settle`; replayed, under `deliver`.
-    source = "const e = await actions.fail(1).catch((e) => e); const s = String(e.stack); await actions.ident(s); await actions.gate(0); return s"
+    source = ("const e = await actions.fail(1).catch((e) => e); const s = String(e.stack);"
+              " await actions.ident(s); await actions.gate(0); return s")
     live, output = resumed_output(gated, source)
     assert output == live
 
