@@ -104,9 +104,12 @@ class Engine:
         if run.status in ("completed", "continued"):
             raise RunStateError(f"run {run_id} is {run.status}; use check() to replay it or fork() to try "
                                 "another answer", run_id=run_id, status=run.status)
+        read = None
         if answers.given():  # every answer must reach an open interrupt; checked before anything changes
             answers.check()
-            answers.refuse_unaddressed(Journal(self.store.entries(run_id)), run_id, run.status)
+            size = self.store.journal_bytes(run_id)  # before the read: an append after it shows as more bytes
+            read = (Journal(self.store.entries(run_id)), size)
+            answers.refuse_unaddressed(read[0], run_id, run.status)
         limits = limits or self._limits_of(run)
         before = (run.source, run.source_hash)
         edited = source is not None and source != run.source
@@ -115,7 +118,7 @@ class Engine:
             self.store.update_run(run_id, source=source, source_hash=source_hash(source))
             run.source, run.source_hash = source, source_hash(source)
         try:
-            return await self._drive(run, answers, observer or Observer(), limits, None, None, force=force)
+            return await self._drive(run, answers, observer or Observer(), limits, None, None, force=force, read=read)
         except SandboxError as exc:
             # A failed edit (a mismatch, an error in the new source) leaves the run's source as it was, so
             # the cell that started it resumes it still; the attempt's journal keeps the edit's source hash.
@@ -124,18 +127,21 @@ class Engine:
             raise
 
     async def _drive(self, run: RunRow, answers: Answers, observer: Observer, limits: Limits,
-                     plan: dict[str, Any] | None, recorded_at: Any, force: bool = False) -> RunResult:
+                     plan: dict[str, Any] | None, recorded_at: Any, force: bool = False,
+                     read: tuple[Journal, int] | None = None) -> RunResult:
         answers.check()  # an answer is journaled and handed to an action: JSON, or a clear error now
-        result, run, run_ids = await self.run_chain(run, answers, observer, limits, plan, recorded_at, force)
+        result, run, run_ids = await self.run_chain(run, answers, observer, limits, plan, recorded_at, force, read)
         return self._conclude(run, result, run_ids)
 
     async def run_chain(self, run: RunRow, answers: Answers, observer: Observer, limits: Limits,
                         plan: dict[str, Any] | None = None, recorded_at: Any = None,
-                        force: bool = False) -> tuple[AttemptResult, RunRow, list[str]]:
+                        force: bool = False, read: tuple[Journal, int] | None = None,
+                        ) -> tuple[AttemptResult, RunRow, list[str]]:
         """Run attempts along a ``continueAsNew`` chain until one does not continue."""
         run_ids = [run.id]
         while True:
-            result = await self.attempt(run, answers, observer, limits, plan, recorded_at, force=force)
+            result = await self.attempt(run, answers, observer, limits, plan, recorded_at, force=force, read=read)
+            read = None
             if result.status != "continued":
                 return result, run, run_ids
             if len(run_ids) > limits.generations:
@@ -148,12 +154,18 @@ class Engine:
 
     async def attempt(self, run: RunRow, answers: Answers, observer: Observer, limits: Limits,
                       plan: dict[str, Any] | None = None, recorded_at: Any = None, *,
-                      force: bool = False) -> AttemptResult:
-        """One attempt: claim the run (compare-and-set), run it, record how it ended."""
+                      force: bool = False, read: tuple[Journal, int] | None = None) -> AttemptResult:
+        """One attempt: claim the run (compare-and-set), run it, record how it ended.
+
+        ``read``: the journal as read before the claim, with its size in bytes read before it. The
+        journal only grows, so the same size after the claim means nothing was appended in between,
+        and the attempt replays that journal instead of reading and decoding it again.
+        """
         allowed = ("created",) if run.status == "created" else RESUMABLE
         number = self.store.claim(run.id, allowed, source_hash=run.source_hash or "", force=force)
         try:
-            journal = Journal(self.store.entries(run.id))
+            size = self.store.journal_bytes(run.id)
+            journal = read[0] if read is not None and read[1] == size else Journal(self.store.entries(run.id))
         except SandboxError:  # a journal that does not read (damaged): this process holds nothing
             self.store.release(run.id)
             raise
@@ -161,7 +173,7 @@ class Engine:
         runner = Runner(Attempt(self, run, journal, number, plan=plan or journal.plan(), answers=answers,
                                 strict=bool(run.options.get("strict")), action_names=self._action_names(run),
                                 limits=limits, recorded_at=recorded_at or journal.recorded, observer=observer,
-                                store=self.store, size=self.store.journal_bytes(run.id)))
+                                store=self.store, size=size))
         runner.writer.append("attempt", None, n=number, source_hash=run.source_hash,
                              resumed_from=sorted([*answers.by_id, *map(str, answers.by_position)]))
         try:
