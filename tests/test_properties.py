@@ -2,8 +2,10 @@
 
 Each property runs programs from ``programs.py``: random, valid, deterministic
 scripts over the whole effect vocabulary. A failing example prints its script.
-The ``ci`` profile (conftest) bounds and derandomizes them; for a long run:
-``HYPOTHESIS_PROFILE=long .venv/bin/python -m pytest tests/test_properties.py``.
+The ``ci`` profile (conftest) bounds and derandomizes them (about a minute for
+the file); ``scaled`` gives each property 20x its examples under ``long``:
+``HYPOTHESIS_PROFILE=long .venv/bin/python -m pytest tests/test_properties.py``
+(about 12 minutes; the resume property alone, 1,200 programs, about 90 s).
 """
 
 from __future__ import annotations
