@@ -1,4 +1,4 @@
-"""The suite's throwaway PostgreSQL cluster: ``jupyter_sandbox.stores.pgcluster`` (shipped, so tutorial 07 can start one)."""
+"""The suite's throwaway PostgreSQL cluster: ``jupyter_sandbox.stores.pgcluster`` (shipped: tutorial 07 starts one)."""
 
 from jupyter_sandbox.stores.pgcluster import PostgresCluster, find_bindir, with_schema
 

@@ -1,8 +1,9 @@
 """``%sandbox runs --pending``: an approver on the same store (any backend) finds what waits and answers it."""
 
+# ruff: noqa: F811  (ip, testing_shell: the fixtures of test_magic, imported so pytest finds them)
 from __future__ import annotations
 
-from test_magic import APPROVE, card, cell, ip, testing_shell, text  # noqa: F401  (fixtures)
+from test_magic import APPROVE, card, cell, ip, testing_shell, text  # noqa: F401
 
 from jupyter_sandbox.notebook import cards as card_registry
 

@@ -206,8 +206,8 @@ def _pending_runs(sb: Sandbox, limit: int) -> None:
                  "text/html": f"<i>no runs waiting for an answer in <code>{_html.escape(where)}</code></i>"}, raw=True)
         return
     head = ("run", "name", "interrupt", "waits for", "kind", "since", "data")
-    widths = [max(len(x) for x in col) for col in zip(head, *table)]
-    text = "\n".join("  ".join(c.ljust(n) for c, n in zip(row, widths)).rstrip() for row in [head, *table])
+    widths = [max(len(x) for x in col) for col in zip(head, *table, strict=True)]
+    text = "\n".join("  ".join(c.ljust(n) for c, n in zip(row, widths, strict=True)).rstrip() for row in [head, *table])
     hint = "answer with `%sandbox resume RUN --id INTERRUPT --answer JSON` (or --reject REASON)"
     e = _html.escape
     cells = "".join("<tr>" + "".join(f"<td><code>{e(c)}</code></td>" if i in (0, 2) else f"<td>{e(c)}</td>"
