@@ -34,10 +34,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # measure this checkout, not whatever copy is installed
@@ -65,11 +65,24 @@ RESUME_FILE = "resume, file store"
 RESUME_MEM = "resume, :memory: store"
 FIXED_LIVE = "fixed: live run with N = 0"
 FIXED_RESUME = "fixed: resume with N = 0"
-CASES = [F_COMMIT, F_READ, F_ROUNDTRIP, F_INREALM, LIVE_FILE_ASYNC, LIVE_FILE_SYNC, LIVE_MEM_ASYNC,
-         RESUME_FILE, RESUME_MEM, FIXED_LIVE, FIXED_RESUME]
+CASES = [
+    F_COMMIT,
+    F_READ,
+    F_ROUNDTRIP,
+    F_INREALM,
+    LIVE_FILE_ASYNC,
+    LIVE_FILE_SYNC,
+    LIVE_MEM_ASYNC,
+    RESUME_FILE,
+    RESUME_MEM,
+    FIXED_LIVE,
+    FIXED_RESUME,
+]
 
-HEADER = ("| case | N | median total ms | µs per action | µs per entry | floor µs | ratio to floor | target µs "
-          "| meets target |")
+HEADER = (
+    "| case | N | median total ms | µs per action | µs per entry | floor µs | ratio to floor | target µs "
+    "| meets target |"
+)
 
 
 # -- timing --------------------------------------------------------------------------
@@ -90,8 +103,10 @@ def median(samples: list[float]) -> float:
 # -- floors --------------------------------------------------------------------------
 
 
-_JOURNAL_TABLE = ("CREATE TABLE IF NOT EXISTS j (run_id TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, "
-                  "body BLOB NOT NULL, PRIMARY KEY (run_id, seq)) WITHOUT ROWID")
+_JOURNAL_TABLE = (
+    "CREATE TABLE IF NOT EXISTS j (run_id TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, "
+    "body BLOB NOT NULL, PRIMARY KEY (run_id, seq)) WITHOUT ROWID"
+)
 
 
 def _entry_blob(seq: int) -> bytes:
@@ -129,8 +144,10 @@ def floor_read(path: Path, n: int) -> float:
     db = _connect(path)
     run_id = f"r-{time.perf_counter_ns()}"
     db.execute("BEGIN IMMEDIATE")
-    db.executemany("INSERT INTO j (run_id, seq, kind, body) VALUES (?, ?, ?, ?)",
-                   [(run_id, i, "result", _entry_blob(i)) for i in range(2 * n)])
+    db.executemany(
+        "INSERT INTO j (run_id, seq, kind, body) VALUES (?, ?, ?, ?)",
+        [(run_id, i, "result", _entry_blob(i)) for i in range(2 * n)],
+    )
     db.execute("COMMIT")
     db.close()
     reader = sqlite3.connect(path, isolation_level=None)
@@ -304,14 +321,16 @@ class Row:
         return self.per_us / 2 if self.per_entry else self.per_us
 
 
-def measure(ns: list[int], reps: dict[int, int], base_reps: int, workdir: Path,
-            log: Callable[[str], None]) -> list[Row]:
+def measure(
+    ns: list[int], reps: dict[int, int], base_reps: int, workdir: Path, log: Callable[[str], None]
+) -> list[Row]:
     rows: list[Row] = []
 
     def engine_samples(n: int, count: int, path: Path) -> dict[str, list[float]]:
         """``count`` repetitions of every engine case at N, interleaved, on a fresh store file."""
-        samples: dict[str, list[float]] = {c: [] for c in (LIVE_FILE_ASYNC, LIVE_FILE_SYNC, LIVE_MEM_ASYNC,
-                                                           RESUME_FILE, RESUME_MEM)}
+        samples: dict[str, list[float]] = {
+            c: [] for c in (LIVE_FILE_ASYNC, LIVE_FILE_SYNC, LIVE_MEM_ASYNC, RESUME_FILE, RESUME_MEM)
+        }
         writer, resumer, memory = make_sandbox(path), make_sandbox(path), make_sandbox(":memory:")
         try:
             for _ in range(count):
@@ -412,8 +431,10 @@ def table(rows: list[Row]) -> list[str]:
         judged = r.judged_us
         meets = "—" if r.target_us is None or judged is None else ("yes" if judged <= r.target_us else "no")
         target = "—" if r.target_us is None else f"≤ {r.target_us:g} per {'entry' if r.per_entry else 'action'}"
-        out.append(f"| {r.case} | {r.n:,} | {fmt(r.total_ms, 2)} | {fmt(per_action)} | {fmt(per_entry)} "
-                   f"| {fmt(r.floor_us)} | {fmt(ratio, 2) if ratio is not None else '—'} | {target} | {meets} |")
+        out.append(
+            f"| {r.case} | {r.n:,} | {fmt(r.total_ms, 2)} | {fmt(per_action)} | {fmt(per_entry)} "
+            f"| {fmt(r.floor_us)} | {fmt(ratio, 2) if ratio is not None else '—'} | {target} | {meets} |"
+        )
     return out
 
 
@@ -426,8 +447,10 @@ def growth(rows: list[Row], ns: list[int]) -> list[str]:
         if not all(by_n.get(n) for n in ns):
             continue
         each = " / ".join(f"{by_n[n]:,.1f}" for n in ns)
-        lines.append(f"- {case}: µs per action at N = {' / '.join(f'{n:,}' for n in ns)}: {each}; "
-                     f"N = {b:,} over N = {a:,}: {by_n[b] / by_n[a]:.2f}")
+        lines.append(
+            f"- {case}: µs per action at N = {' / '.join(f'{n:,}' for n in ns)}: {each}; "
+            f"N = {b:,} over N = {a:,}: {by_n[b] / by_n[a]:.2f}"
+        )
     return lines
 
 
@@ -451,8 +474,12 @@ How to read it (bench/README.md has more):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="N = 100 and 1,000 only, 3 repetitions (a smoke run)")
-    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "latest.md",
-                        help="where to write the markdown results (default: bench/results/latest.md)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=REPO / "bench" / "results" / "latest.md",
+        help="where to write the markdown results (default: bench/results/latest.md)",
+    )
     args = parser.parse_args(argv)
 
     if args.quick:
@@ -470,10 +497,21 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - started
 
     mode = "quick" if args.quick else "full"
-    lines = [f"# jupyter_sandbox engine benchmark ({mode} run, {time.strftime('%Y-%m-%d %H:%M:%S')})", "",
-             *info, f"- repetitions: {', '.join(f'N = {n:,}: {reps[n]}' for n in ns)}; N = 0: {base_reps}; "
-             f"medians reported; whole run {elapsed:.1f} s; load average at end {load_average()}", "", *table(rows), "",
-             "Growth (linear in N ⇒ ≈ 1):", "", *growth(rows, ns), "", NOTES]
+    lines = [
+        f"# jupyter_sandbox engine benchmark ({mode} run, {time.strftime('%Y-%m-%d %H:%M:%S')})",
+        "",
+        *info,
+        f"- repetitions: {', '.join(f'N = {n:,}: {reps[n]}' for n in ns)}; N = 0: {base_reps}; "
+        f"medians reported; whole run {elapsed:.1f} s; load average at end {load_average()}",
+        "",
+        *table(rows),
+        "",
+        "Growth (linear in N ⇒ ≈ 1):",
+        "",
+        *growth(rows, ns),
+        "",
+        NOTES,
+    ]
     text = "\n".join(lines)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -113,7 +113,8 @@ def first_paint(bundle: dict, reps: int) -> tuple[float, float] | None:
             "window.paint = (doc) => new Promise((done) => { const node = document.getElementById('out');"
             "node.innerHTML = ''; const t = performance.now(); mountCard(node, doc, {send: null});"
             "requestAnimationFrame(() => setTimeout(() => done(performance.now() - t), 0)); });"
-            "window.ready = true;</script></body></html>")
+            "window.ready = true;</script></body></html>"
+        )
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
             page = browser.new_page()
@@ -200,17 +201,36 @@ def main() -> None:
     print("click to result…", file=sys.stderr)
     click_s, click_floor = click_to_result(reps)
     rows = [
-        ("1,000-action cell with its card" if n == 1000 else f"{n}-action cell with its card",
-         f"{card_s * 1000:.0f} ms", f"sb.eval, no card: {eval_s * 1000:.0f} ms", f"{card_s / eval_s:.2f}×", "≤ 1.5×"),
-        ("first paint, 5,000 entries (Chromium)", f"{paint[0] * 1000:.0f} ms" if paint else "no chromium",
-         f"empty card: {paint[1] * 1000:.1f} ms" if paint else "", "", "≤ 500 ms"),
+        (
+            "1,000-action cell with its card" if n == 1000 else f"{n}-action cell with its card",
+            f"{card_s * 1000:.0f} ms",
+            f"sb.eval, no card: {eval_s * 1000:.0f} ms",
+            f"{card_s / eval_s:.2f}×",
+            "≤ 1.5×",
+        ),
+        (
+            "first paint, 5,000 entries (Chromium)",
+            f"{paint[0] * 1000:.0f} ms" if paint else "no chromium",
+            f"empty card: {paint[1] * 1000:.1f} ms" if paint else "",
+            "",
+            "≤ 500 ms",
+        ),
         ("saved output, 5,000 entries", f"{size / 1024:.1f} KB", "", "", "< 256 KB"),
-        ("click to resumed result", f"{click_s * 1000:.0f} ms", f"sb.eval('return 1'): {click_floor * 1000:.1f} ms",
-         "", "< 500 ms"),
+        (
+            "click to resumed result",
+            f"{click_s * 1000:.0f} ms",
+            f"sb.eval('return 1'): {click_floor * 1000:.1f} ms",
+            "",
+            "< 500 ms",
+        ),
     ]
     head = ("measure", "median", "floor (same run)", "ratio", "target")
-    lines = [f"# run card bench ({reps} repetitions, load {load:.2f} → {os.getloadavg()[0]:.2f}, "
-             f"{os.cpu_count()} CPUs)", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [
+        f"# run card bench ({reps} repetitions, load {load:.2f} → {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs)",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     text = "\n".join(lines) + "\n"
     print(text)

@@ -95,6 +95,7 @@ def per_call_us(fn: Callable[[], object], calls: int, repeat: int) -> float:
     def batch() -> None:
         for _ in range(calls):
             fn()
+
     return median_of(batch, repeat) / calls * 1e6
 
 
@@ -129,13 +130,18 @@ def hundred_specs() -> list:
     for i in range(100):
         kind = i % 4
         if kind == 0:
+
             def fn(msg: Email) -> Sent: ...
         elif kind == 1:
+
             def fn(where: Address, level: Level = Level.LOW, tags: tuple[str, ...] = ()) -> Address | None: ...
         elif kind == 2:
+
             def fn(tree: Node) -> tuple[int, str]: ...
         else:
+
             def fn(query: str, mode: Literal["exact", "fuzzy"] = "fuzzy", limit: int = 10) -> list[dict]: ...
+
         fn.__doc__ = f"Action number {i}.\n\nArgs:\n    query: what to look for"
         specs.append(spec_for(fn, f"action_{i}"))
     return specs
@@ -161,14 +167,28 @@ def main(argv: list[str]) -> str:
     live, untyped = live_difference(3 if args.quick else 5, 200 if args.quick else 1000)
     took, dumps, size = declare(repeat)
     rows = [
-        ("validate + bind + dump, small model", f"{hook:.2f} µs", f"{floor:.2f} µs (pydantic validate_python)",
-         f"≤ {VALIDATE_TARGET_US:g} µs", "yes" if hook <= VALIDATE_TARGET_US else "no"),
+        (
+            "validate + bind + dump, small model",
+            f"{hook:.2f} µs",
+            f"{floor:.2f} µs (pydantic validate_python)",
+            f"≤ {VALIDATE_TARGET_US:g} µs",
+            "yes" if hook <= VALIDATE_TARGET_US else "no",
+        ),
         ("live call, typed − untyped", f"{live:.1f} µs", f"{untyped:.1f} µs (an untyped live call)", "", ""),
-        ("declarations, 100 actions", f"{took:.2f} ms ({size:,} chars)", f"{dumps:.2f} ms (json.dumps)",
-         f"≤ {DECLARE_TARGET_MS:g} ms", "yes" if took <= DECLARE_TARGET_MS else "no"),
+        (
+            "declarations, 100 actions",
+            f"{took:.2f} ms ({size:,} chars)",
+            f"{dumps:.2f} ms (json.dumps)",
+            f"≤ {DECLARE_TARGET_MS:g} ms",
+            "yes" if took <= DECLARE_TARGET_MS else "no",
+        ),
     ]
-    lines = [f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.2f}", "",
-             "| case | median | floor | target | meets target |", "| --- | --- | --- | --- | --- |"]
+    lines = [
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.2f}",
+        "",
+        "| case | median | floor | target | meets target |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     text = "\n".join(lines) + "\n"
     args.out.parent.mkdir(parents=True, exist_ok=True)

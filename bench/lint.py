@@ -92,6 +92,7 @@ def linting(lint_function: Callable[[str], None], source: str) -> Callable[[], N
             lint_function(source)
         except LintError:
             pass
+
     return run
 
 
@@ -108,10 +109,16 @@ def machine_info() -> str:
             return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return ""
-    dirty = " (with uncommitted changes to lint.py)" if git("status", "--porcelain", "--",
-                                                           "jupyter_sandbox/engine/lint.py") else ""
-    return (f"Python {platform.python_version()}, git {git('rev-parse', '--short', 'HEAD') or 'unknown'}{dirty}, "
-            f"{os.cpu_count()} CPUs, load average {load_average()}")
+
+    dirty = (
+        " (with uncommitted changes to lint.py)"
+        if git("status", "--porcelain", "--", "jupyter_sandbox/engine/lint.py")
+        else ""
+    )
+    return (
+        f"Python {platform.python_version()}, git {git('rev-parse', '--short', 'HEAD') or 'unknown'}{dirty}, "
+        f"{os.cpu_count()} CPUs, load average {load_average()}"
+    )
 
 
 def load_average() -> str:
@@ -121,8 +128,9 @@ def load_average() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="16 and 64 KiB, 3 repetitions")
-    parser.add_argument("--reference", action="store_true",
-                        help="also time the regex lint of before issue 11 at 16 KiB")
+    parser.add_argument(
+        "--reference", action="store_true", help="also time the regex lint of before issue 11 at 16 KiB"
+    )
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "lint.md")
     args = parser.parse_args(argv)
     sizes = [16, 64] if args.quick else [16, 64, 256]
@@ -150,8 +158,11 @@ def main(argv: list[str] | None = None) -> int:
 
     head = " | ".join(f"CPU µs/KiB at {kib} KiB" for kib in sizes)
     lines = [
-        "# Lint: median CPU time per KiB, beside floors", "",
-        machine_info() + f" (at the start: {started_load})", f"{reps} repetitions, interleaved; medians.", "",
+        "# Lint: median CPU time per KiB, beside floors",
+        "",
+        machine_info() + f" (at the start: {started_load})",
+        f"{reps} repetitions, interleaved; medians.",
+        "",
         f"| source | {head} | growth {sizes[-1]}/{sizes[0]} KiB | ratio to str.count at {sizes[-1]} KiB"
         + (" | regex lint (before) CPU µs/KiB at 16 KiB |" if before else " |"),
         "| --- " * (len(sizes) + 3 + bool(before)) + "|",

@@ -63,8 +63,10 @@ def bare(n: int, repeat: int) -> list[float]:
 
 
 def through_sandbox(n: int, repeat: int) -> tuple[list[float], list[float]]:
-    script = ("for (let i = 0; i < ctx.input; i++) await actions.files.read_file({path: '/readme.txt'});\n"
-              "return await actions.gate();")
+    script = (
+        "for (let i = 0; i < ctx.input; i++) await actions.files.read_file({path: '/readme.txt'});\n"
+        "return await actions.gate();"
+    )
     live, replayed = [], []
     with Sandbox() as sb:
         sb.mcp("files", SERVER + ["files"])
@@ -106,9 +108,13 @@ def main(argv: list[str]) -> str:
         ("overhead (live − floor)", f"{sandboxed - floor:.0f} µs ({sandboxed / floor:.2f}×)"),
         ("replayed from the journal (server not contacted)", f"{resumed:.1f} µs"),
     ]
-    lines = [f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.2f} at the start, "
-             f"{os.getloadavg()[0]:.2f} at the end; N = {n} calls, median of {repeat}", "",
-             "| per call | median |", "| --- | --- |"]
+    lines = [
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.2f} at the start, "
+        f"{os.getloadavg()[0]:.2f} at the end; N = {n} calls, median of {repeat}",
+        "",
+        "| per call | median |",
+        "| --- | --- |",
+    ]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     text = "\n".join(lines) + "\n"
     args.out.parent.mkdir(parents=True, exist_ok=True)

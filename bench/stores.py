@@ -30,9 +30,19 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from bench.bench import _entry_blob, floor_commit, load_average, machine_info, make_sandbox, median  # noqa: E402
-from bench.bench import live_run, resume_run, timed  # noqa: E402
 from postgres_server import PostgresCluster  # noqa: E402
+
+from bench.bench import (  # noqa: E402  # noqa: E402
+    _entry_blob,
+    floor_commit,
+    live_run,
+    load_average,
+    machine_info,
+    make_sandbox,
+    median,
+    resume_run,
+    timed,
+)
 
 LIVE_TARGET_US = 60.0  # SQLite live, per action (issue 15)
 RESUME_TARGET_US = 15.0  # either store, per recorded action at 5,000
@@ -49,8 +59,10 @@ def pg_floors(url: str, n: int, reps: int) -> tuple[float, float]:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CREATE TABLE IF NOT EXISTS floor_j (run_id TEXT NOT NULL, seq BIGINT NOT NULL, kind TEXT "
-                     "NOT NULL, body BYTEA NOT NULL, PRIMARY KEY (run_id, seq))")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS floor_j (run_id TEXT NOT NULL, seq BIGINT NOT NULL, kind TEXT "
+            "NOT NULL, body BYTEA NOT NULL, PRIMARY KEY (run_id, seq))"
+        )
         blobs = [_entry_blob(i) for i in range(n)]
 
         def trips() -> None:
@@ -60,8 +72,9 @@ def pg_floors(url: str, n: int, reps: int) -> tuple[float, float]:
         def commits() -> None:
             run_id = f"r-{time.perf_counter_ns()}"
             for i, blob in enumerate(blobs):
-                conn.execute("INSERT INTO floor_j (run_id, seq, kind, body) VALUES (%s, %s, %s, %s)",
-                             (run_id, i, "result", blob))
+                conn.execute(
+                    "INSERT INTO floor_j (run_id, seq, kind, body) VALUES (%s, %s, %s, %s)", (run_id, i, "result", blob)
+                )
 
         trip = median([timed(trips) for _ in range(reps)]) / n
         commit = median([timed(commits) for _ in range(reps)]) / n
@@ -100,8 +113,15 @@ def main(argv: list[str] | None = None) -> int:
 
     def row(case: str, n: int, value: float, floor: float | None, target: float | None) -> None:
         ratio = f"{value / floor:.2f}x" if floor else ""
-        rows.append((case, f"{n:,}", f"{value * us:.1f}", f"{floor * us:.1f}" if floor else "", ratio
-                     + (f" (target ≤ {target:g} µs)" if target else "")))
+        rows.append(
+            (
+                case,
+                f"{n:,}",
+                f"{value * us:.1f}",
+                f"{floor * us:.1f}" if floor else "",
+                ratio + (f" (target ≤ {target:g} µs)" if target else ""),
+            )
+        )
 
     rows.append(("floor: SQLite WAL insert+commit, 1 entry", f"{live_n:,}", f"{sqlite_commit * us:.1f}", "", ""))
     rows.append(("floor: PostgreSQL round trip (SELECT 1)", f"{live_n:,}", f"{trip * us:.1f}", "", ""))

@@ -14,15 +14,29 @@ In a notebook: ``%load_ext jupyter_sandbox`` then a ``%%sandbox`` cell.
 """
 
 from .actions import ActionInterrupt, Resume
+from .engine.attempt import Observer
 from .engine.clock import ManualClock, SystemClock
-from .errors import (ActionError, CallLogMismatchError, Interrupt, InvalidCallLog, InvalidValue, LimitExceeded,
-                     LintError,
-                     RunBusyError, RunNotFound, RunParked, RunPaused, RunStateError, SandboxError,
-                     SandboxInterrupt, ScriptError, StoreError)
 from .engine.journal import CallLog
 from .engine.realm import Limits
+from .errors import (
+    ActionError,
+    CallLogMismatchError,
+    Interrupt,
+    InvalidCallLog,
+    InvalidValue,
+    LimitExceeded,
+    LintError,
+    RunBusyError,
+    RunNotFound,
+    RunParked,
+    RunPaused,
+    RunStateError,
+    SandboxError,
+    SandboxInterrupt,
+    ScriptError,
+    StoreError,
+)
 from .results import CheckReport, RunInfo, RunResult
-from .engine.attempt import Observer
 from .sandbox import Sandbox
 
 __version__ = "0.1.0"

@@ -12,6 +12,8 @@ import asyncio
 import dataclasses
 import inspect
 import json
+import re
+import sys
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -93,7 +95,7 @@ class Outcome:
     kind: str  # "ok", "error", "timeout", "interrupt"; for child runs also "child-interrupt", "parked"
     value: Any = None
     json: str = "null"
-    error: dict[str, str] | None = None
+    error: dict[str, Any] | None = None  # name, message; issues (a list) for an invalid input
     data: Any = None
     state: Any = None
     approval: bool = False
@@ -143,6 +145,7 @@ def check_name(name: Any, taken: Any = (), what: str = "action") -> str:
 
 
 MAX_DEPTH = 256  # below the 400 levels the journal's CBOR decoder reads back
+_LONG_NUMBER = re.compile(r"\d{309}")  # as many digits as the largest double has: maybe past it
 
 
 def to_json(value: Any, what: str) -> str:
@@ -150,6 +153,8 @@ def to_json(value: Any, what: str) -> str:
     try:
         text = json.dumps(value, allow_nan=False, ensure_ascii=False)
         text.encode("utf-8")  # a lone surrogate cannot be stored
+        if _LONG_NUMBER.search(text) and _first_problem(value, "$"):  # an int the script would read as Infinity
+            raise ValueError("an integer past the double range")
         if isinstance(value, (dict, list, tuple)) and _too_deep(value, MAX_DEPTH):
             raise ValueError("too deep")
         return text
@@ -213,6 +218,8 @@ def _first_problem(value: Any, path: str, depth: int = 0) -> str:
             if found:
                 return found
         return ""
+    if type(value) is int and abs(value) > sys.float_info.max:
+        return f"{path} is an integer past the double range (the script would read it as Infinity)"
     if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
         return f"{path} is {value}, which JSON cannot carry"
     if isinstance(value, str):
@@ -252,7 +259,8 @@ async def call_action(action: Action, input: Any, resume: Resume | None, executo
             return Outcome("error", error={"name": "Rejected", "message": f"{action.name} was rejected"
                                            + (f": {reason}" if reason else "")})
         resume = None  # the answer was for the approval, not for the function
-    args, kwargs = ((input,) if action.takes_input else ()), {}
+    args: tuple[Any, ...] = (input,) if action.takes_input else ()
+    kwargs: dict[str, Any] = {}
     if spec is not None:  # an edited approval is checked against the same schema
         bound = _checked(action, spec, input)
         if isinstance(bound, Outcome):
@@ -276,6 +284,8 @@ async def call_action(action: Action, input: Any, resume: Resume | None, executo
                                          "message": f"{action.name} did not finish within {limit:g} s"})
     except asyncio.CancelledError:
         task = asyncio.current_task()
+        if sys.version_info < (3, 11):  # no Task.cancelling(): the run's cancel cannot be told apart, so it wins
+            raise
         if task is not None and task.cancelling():
             raise  # the run itself is being cancelled
         return Outcome("error", error=describe_exception(asyncio.CancelledError()))

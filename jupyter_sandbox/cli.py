@@ -52,13 +52,14 @@ def load_actions(sb: Sandbox, spec: str) -> list[str]:
     elif callable(target):
         target(sb)
     else:
-        raise SystemExit(f"--actions {spec!r} is a {type(target).__name__}: expected a mapping of name to "
-                         "function, a list of functions, or a function that registers them on a Sandbox")
+        raise SystemExit(
+            f"--actions {spec!r} is a {type(target).__name__}: expected a mapping of name to "
+            "function, a list of functions, or a function that registers them on a Sandbox"
+        )
     return sorted(set(sb.actions) - before)
 
 
-def work(sb: Sandbox, *, interval: float, once: bool, stop: threading.Event,
-         report: Callable[[str, Any], None]) -> int:
+def work(sb: Sandbox, *, interval: float, once: bool, stop: threading.Event, report: Callable[[str, Any], None]) -> int:
     """Wake due runs until ``stop`` (or, with ``once``, until none is due); return how many completed."""
     completed = 0
     while not stop.is_set():
@@ -84,12 +85,14 @@ def main(argv: list[str] | None = None) -> int:
         return int(importlib.import_module("jupyter_sandbox.mcp").main(args_given[1:]))
     parser = argparse.ArgumentParser(prog="jupyter-sandbox", description="jupyter_sandbox from the command line")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("mcp", help="serve a store's sandbox over MCP (stdio): jupyter-sandbox mcp --store PATH "
-                        "--actions MODULE:OBJECT")
+    commands.add_parser(
+        "mcp", help="serve a store's sandbox over MCP (stdio): jupyter-sandbox mcp --store PATH --actions MODULE:OBJECT"
+    )
     worker = commands.add_parser("worker", help="wake the due runs of a store (no leader: run as many as you like)")
     worker.add_argument("--store", required=True, help="the store: a postgresql:// URL, or an SQLite file")
-    worker.add_argument("--actions", action="append", default=[], metavar="MODULE:OBJECT",
-                        help="the actions runs may call (repeatable)")
+    worker.add_argument(
+        "--actions", action="append", default=[], metavar="MODULE:OBJECT", help="the actions runs may call (repeatable)"
+    )
     worker.add_argument("--interval", type=float, default=1.0, help="seconds between looks when nothing is due")
     worker.add_argument("--once", action="store_true", help="wake what is due, then exit")
     worker.add_argument("-q", "--quiet", action="store_true", help="print only the final count")

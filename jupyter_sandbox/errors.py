@@ -151,8 +151,16 @@ class LimitExceeded(SandboxError):
     The kernel, the Sandbox and the store are unharmed.
     """
 
-    def __init__(self, limit: str, message: str, *, value: Any = None, run_id: str | None = None,
-                 line: int | None = None, source: str | None = None):
+    def __init__(
+        self,
+        limit: str,
+        message: str,
+        *,
+        value: Any = None,
+        run_id: str | None = None,
+        line: int | None = None,
+        source: str | None = None,
+    ):
         self.limit, self.value, self.run_id, self.line = limit, value, run_id, line
         self.source_line = excerpt(source, line, 1) if line else None
         text = f"{limit}: {message}"
@@ -170,8 +178,17 @@ class CallLogMismatchError(SandboxError):
     attempt in the source. Nothing was served from the journal for it.
     """
 
-    def __init__(self, position: int, recorded: dict | None, attempted: dict, *, line: int | None = None,
-                 column: int | None = None, source: str | None = None, run_id: str | None = None):
+    def __init__(
+        self,
+        position: int,
+        recorded: dict | None,
+        attempted: dict,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        source: str | None = None,
+        run_id: str | None = None,
+    ):
         self.position, self.recorded, self.attempted = position, recorded, attempted
         self.line, self.column, self.run_id = line, column, run_id
         self.source_line = excerpt(source, line, column)
@@ -277,8 +294,7 @@ class SandboxInterrupt(RunPaused):
     branches interrupted together (``interrupt`` is the first).
     """
 
-    def __init__(self, *, run_id: str, call_log: list, console: list[dict], data: dict,
-                 interrupts: list[Interrupt]):
+    def __init__(self, *, run_id: str, call_log: list, console: list[dict], data: dict, interrupts: list[Interrupt]):
         self.call_log, self.console, self.data = call_log, console, data
         self.interrupts = interrupts
         self.interrupt = interrupts[0]
@@ -294,8 +310,9 @@ class RunParked(RunPaused):
     only an event without timeout can wake it; ``waiting`` describes the waits.
     """
 
-    def __init__(self, *, run_id: str, due: float | None, waiting: list[dict], console: list[dict],
-                 data: dict, call_log: list):
+    def __init__(
+        self, *, run_id: str, due: float | None, waiting: list[dict], console: list[dict], data: dict, call_log: list
+    ):
         self.due, self.waiting = due, waiting
         self.console, self.data, self.call_log = console, data, call_log
         what = ", ".join(w.get("key", "?") for w in waiting)
@@ -321,8 +338,9 @@ class UnaddressedAnswer(RunStateError, ValueError):
     answered, each ``{"position", "ids", "name"}``.
     """
 
-    def __init__(self, message: str, *, run_id: str, status: str | None, unaddressed: list[str],
-                 open: list[dict[str, Any]]):
+    def __init__(
+        self, message: str, *, run_id: str, status: str | None, unaddressed: list[str], open: list[dict[str, Any]]
+    ):
         self.unaddressed, self.open = unaddressed, open
         super().__init__(message, run_id=run_id, status=status)
 

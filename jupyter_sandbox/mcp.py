@@ -36,10 +36,18 @@ __all__ = ["DESCRIBE_LIMIT", "build_server", "main", "run_script_description"]
 
 
 def _report(result: Any) -> CallToolResult:
-    data = {"status": result.status, "run_id": result.run_id, "output": result.output,
-            "pending": result.pending, "error": result.error}
-    return CallToolResult(content=[TextContent(type="text", text=result.content)], structured_content=data,
-                          is_error=result.status == "failed")
+    data = {
+        "status": result.status,
+        "run_id": result.run_id,
+        "output": result.output,
+        "pending": result.pending,
+        "error": result.error,
+    }
+    return CallToolResult(
+        content=[TextContent(type="text", text=result.content)],
+        structured_content=data,
+        is_error=result.status == "failed",
+    )
 
 
 DESCRIBE_LIMIT = 40  # more actions than this: run_script's description names them, describe_actions declares them
@@ -50,46 +58,69 @@ def run_script_description(sb: Sandbox, tool: Any, limit: int = DESCRIBE_LIMIT) 
     names = sorted(sb.actions) if tool.actions is None else list(tool.actions)
     if len(names) <= limit:
         return str(tool.description)
-    return (INTRO + f"\nThere are {len(names)} actions, too many to declare here: call describe_actions with words "
-            "of what you need (e.g. \"read file\") to read the TypeScript declarations of the matching ones. "
-            "The actions: " + ", ".join(names) + "\n")
+    return (
+        INTRO + f"\nThere are {len(names)} actions, too many to declare here: call describe_actions with words "
+        'of what you need (e.g. "read file") to read the TypeScript declarations of the matching ones. '
+        "The actions: " + ", ".join(names) + "\n"
+    )
 
 
-def build_server(sb: Sandbox, name: str = "jupyter-sandbox", *, describe_limit: int = DESCRIBE_LIMIT,
-                 **tool_options: Any) -> MCPServer:
+def build_server(
+    sb: Sandbox, name: str = "jupyter-sandbox", *, describe_limit: int = DESCRIBE_LIMIT, **tool_options: Any
+) -> MCPServer:
     """An ``mcp`` ``MCPServer`` whose tools drive ``sb`` (run it with ``.run()`` for stdio)."""
     tool = sb.tool("run_script", **tool_options)
-    server = MCPServer(name, instructions="Durable, approvable code mode: write a JavaScript script against the "
-                       "declared actions and run it with run_script; a paused run waits for a human.",
-                       log_level="WARNING")
+    server = MCPServer(
+        name,
+        instructions="Durable, approvable code mode: write a JavaScript script against the "
+        "declared actions and run it with run_script; a paused run waits for a human.",
+        log_level="WARNING",
+    )
 
-    @server.tool(name="run_script", description=run_script_description(sb, tool, describe_limit),
-                 annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True))
+    @server.tool(
+        name="run_script",
+        description=run_script_description(sb, tool, describe_limit),
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True),
+    )
     def run_script(script: str, input: Any = None) -> CallToolResult:
         return _report(tool.run({"script": script, "input": input}))
 
-    @server.tool(name="resume_run", description="Answer a paused run and go on: `answers` is true (approve the "
-                 "first pending interrupt), false, {\"approved\": false, \"reason\": ...}, or an object mapping "
-                 "interrupt ids to answers.")
+    @server.tool(
+        name="resume_run",
+        description="Answer a paused run and go on: `answers` is true (approve the "
+        'first pending interrupt), false, {"approved": false, "reason": ...}, or an object mapping '
+        "interrupt ids to answers.",
+    )
     def resume_run(run_id: str, answers: Any = True) -> CallToolResult:
         return _report(_guarded(lambda: tool.resume(run_id, answers), tool))
 
-    @server.tool(name="get_run", description="How a run stands now (completed, failed, or paused with its pending "
-                 "interrupts): after a human answered it elsewhere, this reports the outcome.",
-                 annotations=ToolAnnotations(read_only_hint=True))
+    @server.tool(
+        name="get_run",
+        description="How a run stands now (completed, failed, or paused with its pending "
+        "interrupts): after a human answered it elsewhere, this reports the outcome.",
+        annotations=ToolAnnotations(read_only_hint=True),
+    )
     def get_run(run_id: str) -> CallToolResult:
         return _report(_guarded(lambda: tool.result(run_id), tool))
 
-    @server.tool(name="list_runs", description="The newest runs in the store: id, name, status, times.",
-                 annotations=ToolAnnotations(read_only_hint=True))
+    @server.tool(
+        name="list_runs",
+        description="The newest runs in the store: id, name, status, times.",
+        annotations=ToolAnnotations(read_only_hint=True),
+    )
     def list_runs(status: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
         rows = sb.runs(status=status, limit=max(1, min(int(limit), 500)))
-        return [{"run_id": r.id, "name": r.name, "status": r.status, "created": r.created,
-                 "updated": r.updated} for r in rows]
+        return [
+            {"run_id": r.id, "name": r.name, "status": r.status, "created": r.created, "updated": r.updated}
+            for r in rows
+        ]
 
-    @server.tool(name="describe_actions", description="TypeScript declarations of the actions whose name or "
-                 "description matches the words of `query` (all of them when it is empty).",
-                 annotations=ToolAnnotations(read_only_hint=True))
+    @server.tool(
+        name="describe_actions",
+        description="TypeScript declarations of the actions whose name or "
+        "description matches the words of `query` (all of them when it is empty).",
+        annotations=ToolAnnotations(read_only_hint=True),
+    )
     def describe_actions(query: str = "") -> CallToolResult:
         return CallToolResult(content=[TextContent(type="text", text=sb.declarations(tool.actions, query=query))])
 
@@ -107,13 +138,23 @@ def _guarded(work: Any, tool: Any) -> Any:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jupyter-sandbox mcp", description="serve a sandbox over MCP (stdio)")
     parser.add_argument("--store", required=True, help="the store: an SQLite file, or a postgresql:// URL")
-    parser.add_argument("--actions", action="append", default=[], metavar="MODULE:OBJECT",
-                        help="the actions scripts may call (repeatable): a mapping, a list, or a function "
-                             "that registers them on the Sandbox it is given")
+    parser.add_argument(
+        "--actions",
+        action="append",
+        default=[],
+        metavar="MODULE:OBJECT",
+        help="the actions scripts may call (repeatable): a mapping, a list, or a function "
+        "that registers them on the Sandbox it is given",
+    )
     parser.add_argument("--name", default="jupyter-sandbox", help="the server's name")
-    parser.add_argument("--describe-limit", type=int, default=DESCRIBE_LIMIT, metavar="N",
-                        help="with more actions than N, run_script's description lists their names only and "
-                             "describe_actions gives their declarations (default %(default)s)")
+    parser.add_argument(
+        "--describe-limit",
+        type=int,
+        default=DESCRIBE_LIMIT,
+        metavar="N",
+        help="with more actions than N, run_script's description lists their names only and "
+        "describe_actions gives their declarations (default %(default)s)",
+    )
     args = parser.parse_args(argv)
     try:
         sb = Sandbox(args.store)

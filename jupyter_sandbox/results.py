@@ -76,8 +76,10 @@ class CheckReport:
 
     def __str__(self) -> str:
         if self.deterministic:
-            return (f"run {self.run_id} is deterministic: {self.checked} of {self.recorded} recorded effects "
-                    "checked, nothing executed")
+            return (
+                f"run {self.run_id} is deterministic: {self.checked} of {self.recorded} recorded effects "
+                "checked, nothing executed"
+            )
         if self.mismatch is not None:
             return f"run {self.run_id} diverged at position {self.mismatch.position}: {self.mismatch}"
         return f"run {self.run_id} did not replay: {self.error}"

@@ -11,20 +11,20 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from .stores import portable
 from .actions import Action, Resume, check_name
+from .engine.answers import Answers
+from .engine.attempt import Observer
 from .engine.clock import Clock, SystemClock
-from .engine.runs import Engine
-from .errors import RunNotFound, RunStateError
 from .engine.journal import CallLog
 from .engine.loop import engine_loop
 from .engine.realm import Limits
+from .engine.runs import Engine
+from .errors import RunNotFound, RunStateError
 from .results import CheckReport, RunInfo, RunResult
-from .engine.answers import Answers
-from .engine.attempt import Observer
-from .stores import Store, open_store
+from .stores import Store, open_store, portable
 from .stores.sqlite import SQLiteStore
 
 __all__ = ["Sandbox"]
@@ -39,19 +39,34 @@ class Sandbox:
     patch)`` receives ``ctx.progress`` calls (never journaled, never replayed).
     """
 
-    def __init__(self, store: str | os.PathLike[str] | Store = ":memory:", *, limits: Limits | None = None,
-                 clock: Clock | None = None, on_progress: Callable[[str, Any], None] | None = None):
+    def __init__(
+        self,
+        store: str | os.PathLike[str] | Store = ":memory:",
+        *,
+        limits: Limits | None = None,
+        clock: Clock | None = None,
+        on_progress: Callable[[str, Any], None] | None = None,
+    ):
         self.store: Store = open_store(store)
         self.limits = limits or Limits()
-        self._engine = Engine(self.store, self.limits, clock or SystemClock(), on_progress,
-                              scratch=lambda: SQLiteStore(":memory:"))
+        self._engine = Engine(
+            self.store, self.limits, clock or SystemClock(), on_progress, scratch=lambda: SQLiteStore(":memory:")
+        )
         self._loop = engine_loop()
         self._scheduler: Any = None
 
     # -- registering ------------------------------------------------------------
 
-    def action(self, fn: Callable[..., Any] | None = None, *, name: str | None = None, approval: bool = False,
-               timeout: float | None = None, input_schema: Any = None, output_schema: Any = None) -> Any:
+    def action(
+        self,
+        fn: Callable[..., Any] | None = None,
+        *,
+        name: str | None = None,
+        approval: bool = False,
+        timeout: float | None = None,
+        input_schema: Any = None,
+        output_schema: Any = None,
+    ) -> Any:
         """Register a Python callable as an action (a decorator, bare or with options).
 
         The script calls it as ``await actions.NAME(input)`` or ``await ctx.call("NAME", input)``.
@@ -65,6 +80,7 @@ class Sandbox:
         ``constructor``, ``toString``, ...) and not the namespace of another action: else ``ValueError``
         (``actions.check_name``). The action gets its own copy of each input and answer.
         """
+
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             if not callable(fn):
                 raise TypeError(f"an action must be a callable, got {type(fn).__name__}")
@@ -74,14 +90,14 @@ class Sandbox:
                 from .agents.catalog import spec_for  # pydantic is loaded only for typed actions
 
                 spec = spec_for(fn, action_name, input_schema=input_schema, output_schema=output_schema)
-            self._engine.actions[action_name] = Action(action_name, fn, approval=approval, timeout=timeout,
-                                                       spec=spec)
+            self._engine.actions[action_name] = Action(action_name, fn, approval=approval, timeout=timeout, spec=spec)
             return fn
 
         return register(fn) if fn is not None else register
 
     def agent(self, fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
         """Register a Python agent: ``ctx.agent({agent: NAME, input})`` runs it as a child run."""
+
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             if not callable(fn):
                 raise TypeError(f"an agent must be a callable, got {type(fn).__name__}")
@@ -91,8 +107,16 @@ class Sandbox:
 
         return register(fn) if fn is not None else register
 
-    def mcp(self, name: str, command: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
-            approval: bool | dict[str, bool] | None = None, timeout: float = 60.0) -> list[str]:
+    def mcp(
+        self,
+        name: str,
+        command: list[str],
+        *,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        approval: bool | dict[str, bool] | None = None,
+        timeout: float = 60.0,
+    ) -> list[str]:
         """Start a stdio MCP server and register each of its tools as the action ``NAME.TOOL``; return their names.
 
         ``approval``: None follows each tool's annotations (not read-only and destructive, the spec's defaults,
@@ -138,10 +162,19 @@ class Sandbox:
 
     # -- running -------------------------------------------------------------------
 
-    def eval(self, source: str, input: Any = None, call_log: list | None = None,
-             resume: Resume | Iterable[Resume] | None = None, strict: bool = False, *, name: str | None = None,
-             actions: list[str] | None = None, limits: Limits | None = None,
-             observer: Observer | None = None) -> RunResult:
+    def eval(
+        self,
+        source: str,
+        input: Any = None,
+        call_log: list | None = None,
+        resume: Resume | Iterable[Resume] | None = None,
+        strict: bool = False,
+        *,
+        name: str | None = None,
+        actions: list[str] | None = None,
+        limits: Limits | None = None,
+        observer: Observer | None = None,
+    ) -> RunResult:
         """Run a script, or resume one from its call log; return its result.
 
         Raises ``SandboxInterrupt`` when an action needs an answer: pass its
@@ -149,20 +182,41 @@ class Sandbox:
         (or call ``resume(it.run_id, value)``). Also raises ``RunParked``,
         ``CallLogMismatchError``, ``ScriptError``, ``LintError``, ``LimitExceeded``.
         """
-        return self._loop.run(self.aeval(source, input, call_log, resume, strict, name=name, actions=actions,
-                                         limits=limits, observer=observer))
+        return self._loop.run(
+            self.aeval(
+                source, input, call_log, resume, strict, name=name, actions=actions, limits=limits, observer=observer
+            )
+        )
 
-    async def aeval(self, source: str, input: Any = None, call_log: list | None = None,
-                    resume: Resume | Iterable[Resume] | None = None, strict: bool = False, *,
-                    name: str | None = None, actions: list[str] | None = None, limits: Limits | None = None,
-                    observer: Observer | None = None) -> RunResult:
+    async def aeval(
+        self,
+        source: str,
+        input: Any = None,
+        call_log: list | None = None,
+        resume: Resume | Iterable[Resume] | None = None,
+        strict: bool = False,
+        *,
+        name: str | None = None,
+        actions: list[str] | None = None,
+        limits: Limits | None = None,
+        observer: Observer | None = None,
+    ) -> RunResult:
         _check_arguments(name=name, actions=actions, limits=limits)
         answers = _answers(resume)
         run_id = getattr(call_log, "run_id", None)
         if isinstance(call_log, CallLog) and run_id and self._owns(run_id, call_log):
             return await self._engine.resume(run_id, answers, source=source, observer=observer, limits=limits)
-        return await self._engine.start(source, input=input, name=name, strict=strict, actions=actions,
-                                        limits=limits, call_log=call_log, answers=answers, observer=observer)
+        return await self._engine.start(
+            source,
+            input=input,
+            name=name,
+            strict=strict,
+            actions=actions,
+            limits=limits,
+            call_log=call_log,
+            answers=answers,
+            observer=observer,
+        )
 
     def _owns(self, run_id: str, call_log: CallLog) -> bool:
         """Whether the call log is this store's record of that run (then resume it from the full journal).
@@ -177,12 +231,24 @@ class Sandbox:
             return False  # another store's run: resume from the call log alone
         if list(call_log) == self._engine.call_log(run_id):
             return True
-        raise RunStateError(f"this call log is from run {run_id}, which has moved on since (it is {status} now); "
-                            f"resume it with sb.resume({run_id!r}, ...), or pass list(call_log) to start a new "
-                            "run from the call log alone", run_id=run_id, status=status)
+        raise RunStateError(
+            f"this call log is from run {run_id}, which has moved on since (it is {status} now); "
+            f"resume it with sb.resume({run_id!r}, ...), or pass list(call_log) to start a new "
+            "run from the call log alone",
+            run_id=run_id,
+            status=status,
+        )
 
-    def resume(self, run_id: str, value: Any = None, *, answers: dict[str, Any] | None = None,
-               source: str | None = None, force: bool = False, observer: Observer | None = None) -> RunResult:
+    def resume(
+        self,
+        run_id: str,
+        value: Any = None,
+        *,
+        answers: dict[str, Any] | None = None,
+        source: str | None = None,
+        force: bool = False,
+        observer: Observer | None = None,
+    ) -> RunResult:
         """Resume a paused run from its stored source and journal, from any process.
 
         ``value`` answers the first pending interrupt; ``answers`` maps
@@ -194,8 +260,11 @@ class Sandbox:
         anything runs; ``value`` with no interrupt open is not an address (a
         retried resume after the answer was recorded finishes the run).
         """
-        return self._loop.run(self._engine.resume(run_id, Answers(by_id=dict(answers or {}), first=value),
-                                                  source=source, observer=observer, force=force))
+        return self._loop.run(
+            self._engine.resume(
+                run_id, Answers(by_id=dict(answers or {}), first=value), source=source, observer=observer, force=force
+            )
+        )
 
     def signal(self, run_id: str, event: Any) -> RunResult | None:
         """Send an event to a run; delivered exactly once to a matching ``ctx.waitForEvent``.
@@ -225,8 +294,9 @@ class Sandbox:
         """Replay a run without executing anything; report "deterministic" or the first divergence."""
         return self._loop.run(self._engine.check(run_id, source))
 
-    def fork(self, run_id: str, at: int, value: Any = None, *, answers: dict[str, Any] | None = None,
-             name: str | None = None) -> RunResult:
+    def fork(
+        self, run_id: str, at: int, value: Any = None, *, answers: dict[str, Any] | None = None, name: str | None = None
+    ) -> RunResult:
         """A new run replaying ``run_id``'s journal before entry ``at`` and live after it.
 
         ``value`` answers the interrupt left open at the fork point, if any: "what if I had said no?"
@@ -272,7 +342,7 @@ class Sandbox:
             close_all(self)
         self.store.close()
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -302,8 +372,9 @@ def _check_arguments(*, name: Any, actions: Any, limits: Any) -> None:
     """Arguments checked where they enter, with the one at fault named."""
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a string, got {type(name).__name__}")
-    if actions is not None and (not isinstance(actions, (list, tuple, set, frozenset))
-                                or not all(isinstance(a, str) for a in actions)):
+    if actions is not None and (
+        not isinstance(actions, (list, tuple, set, frozenset)) or not all(isinstance(a, str) for a in actions)
+    ):
         raise TypeError(f"actions must be a list of action names, got {actions!r:.80}")
     if limits is not None and not isinstance(limits, Limits):
         raise TypeError(f"limits must be a jupyter_sandbox.Limits, got {type(limits).__name__}")
@@ -317,8 +388,10 @@ def _answers(resume: Resume | Iterable[Resume] | None) -> Answers:
         if not isinstance(item, Resume):
             raise TypeError(f"resume takes Resume(position=..., value=...) objects, got {type(item).__name__}")
         if item.id is None and item.position is None:  # it would answer nothing
-            raise TypeError("a Resume passed to eval needs position= (SandboxInterrupt.position) or id= "
-                            "(SandboxInterrupt.interrupts[i].id) to say which interrupt it answers")
+            raise TypeError(
+                "a Resume passed to eval needs position= (SandboxInterrupt.position) or id= "
+                "(SandboxInterrupt.interrupts[i].id) to say which interrupt it answers"
+            )
         if item.id is not None:
             answers.by_id[item.id] = item.value
         if item.position is not None:
@@ -327,7 +400,20 @@ def _answers(resume: Resume | Iterable[Resume] | None) -> Answers:
 
 
 def _info(row: Any) -> RunInfo:
-    return RunInfo(id=row.id, name=row.name, kind=row.kind, status=row.status, created=row.created,
-                   updated=row.updated, attempt=row.attempt, source=row.source, input=row.input, output=row.output,
-                   error=row.error, parent=row.parent, predecessor=row.predecessor, successor=row.successor,
-                   wake_at=row.wake_at)
+    return RunInfo(
+        id=row.id,
+        name=row.name,
+        kind=row.kind,
+        status=row.status,
+        created=row.created,
+        updated=row.updated,
+        attempt=row.attempt,
+        source=row.source,
+        input=row.input,
+        output=row.output,
+        error=row.error,
+        parent=row.parent,
+        predecessor=row.predecessor,
+        successor=row.successor,
+        wake_at=row.wake_at,
+    )

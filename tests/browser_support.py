@@ -61,13 +61,14 @@ def free_port() -> int:
 
 # ---------------------------------------------------------------- processes
 
+
 def _stat(pid: int) -> tuple[str, int, int] | None:
     """(state, ppid, starttime) of a live process, from /proc; None if it is gone."""
     try:
         raw = Path(f"/proc/{pid}/stat").read_text()
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return None
-    fields = raw[raw.rindex(")") + 2:].split()  # after "pid (comm) "
+    fields = raw[raw.rindex(")") + 2 :].split()  # after "pid (comm) "
     return fields[0], int(fields[1]), int(fields[19])
 
 
@@ -108,6 +109,7 @@ def cmdline(pid: int) -> str:
 
 # ---------------------------------------------------------------- JupyterLab
 
+
 class JupyterLab:
     """A private JupyterLab server; ``start()``, then ``stop()`` (in a ``finally``)."""
 
@@ -139,21 +141,36 @@ class JupyterLab:
         h = self.home
         spec = h / "share" / "kernels" / "python3"
         spec.mkdir(parents=True, exist_ok=True)
-        (spec / "kernel.json").write_text(json.dumps({
-            "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": "Python 3 (ipykernel)", "language": "python", "metadata": {"debugger": False},
-        }))
+        (spec / "kernel.json").write_text(
+            json.dumps(
+                {
+                    "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                    "display_name": "Python 3 (ipykernel)",
+                    "language": "python",
+                    "metadata": {"debugger": False},
+                }
+            )
+        )
         # No news/update toasts over the notebook (and no request for them).
         settings = h / "config" / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
         settings.mkdir(parents=True, exist_ok=True)
-        (settings / "notification.jupyterlab-settings").write_text(json.dumps(
-            {"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True}))
+        (settings / "notification.jupyterlab-settings").write_text(
+            json.dumps({"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True})
+        )
 
     def command(self) -> list[str]:
         return [
-            sys.executable, "-m", "jupyter", "lab", "--allow-root", "--no-browser",
-            "--ip=127.0.0.1", f"--port={self.port}", "--ServerApp.port_retries=0",
-            "--IdentityProvider.token=", "--ServerApp.password=",
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--allow-root",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={self.port}",
+            "--ServerApp.port_retries=0",
+            "--IdentityProvider.token=",
+            "--ServerApp.password=",
             f"--ServerApp.root_dir={self.root}",
             "--LabApp.expose_app_in_browser=True",
             "--KernelSpecManager.ensure_native_kernel=True",
@@ -165,8 +182,15 @@ class JupyterLab:
     def start(self, timeout: float = 45.0) -> None:
         self._prepare()
         log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(self.command(), cwd=self.root, env=self.env(), stdin=subprocess.DEVNULL,
-                                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            self.command(),
+            cwd=self.root,
+            env=self.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         log.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -12,10 +12,16 @@ from jupyter_sandbox import ManualClock, Sandbox
 
 # Properties over generated inputs: CI runs a bounded, reproducible profile;
 # ``--hypothesis-profile=long`` (bench/stress) runs many more examples.
-settings.register_profile("ci", max_examples=100, derandomize=True, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-settings.register_profile("long", max_examples=2_000, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile(
+    "ci",
+    max_examples=100,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "long", max_examples=2_000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 settings.register_profile("dev", max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
@@ -73,6 +79,7 @@ def postgres_server():
         return
     try:
         import psycopg  # noqa: F401
+
         cluster = PostgresCluster()
         cluster.start()
     except Exception as exc:  # not installed, or the server would not start: say which

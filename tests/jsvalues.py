@@ -51,7 +51,7 @@ _INDEX = re.compile(r"0|[1-9][0-9]*")
 
 def _units(text: str) -> str:
     data = text.encode("utf-16-be", "surrogatepass")
-    return "'" + ".".join(format(int.from_bytes(data[i:i + 2], "big"), "x") for i in range(0, len(data), 2)) + "'"
+    return "'" + ".".join(format(int.from_bytes(data[i : i + 2], "big"), "x") for i in range(0, len(data), 2)) + "'"
 
 
 def _double(value: int | float) -> float:
@@ -139,12 +139,60 @@ def depth(value: Any) -> int:
 
 # -- the values -----------------------------------------------------------------------
 
-EDGE_INTS = [0, 1, -1, 2**31, 2**32 + 1, 2**53 - 1, 2**53, 2**53 + 1, -(2**53 + 1), 2**63, 2**64 + 1,
-             10**21, 10**21 + 1, 2**70 + 3, 10**308 + 7]
-EDGE_FLOATS = [-0.0, 0.0, 0.1, -1.5, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 1e21, 1e-7,
-               123456789.125, 2.0**53, float(2**64), -1e300]
-KEYS = ["__proto__", "constructor", "toString", "valueOf", "hasOwnProperty", "then", "prototype", "", "0", "1",
-        "10", "4294967295", "01", "-1", "a", "b", "é", "😀", "\u2028", "~undefined"]
+EDGE_INTS = [
+    0,
+    1,
+    -1,
+    2**31,
+    2**32 + 1,
+    2**53 - 1,
+    2**53,
+    2**53 + 1,
+    -(2**53 + 1),
+    2**63,
+    2**64 + 1,
+    10**21,
+    10**21 + 1,
+    2**70 + 3,
+    10**308 + 7,
+]
+EDGE_FLOATS = [
+    -0.0,
+    0.0,
+    0.1,
+    -1.5,
+    5e-324,
+    2.2250738585072014e-308,
+    1.7976931348623157e308,
+    1e21,
+    1e-7,
+    123456789.125,
+    2.0**53,
+    float(2**64),
+    -1e300,
+]
+KEYS = [
+    "__proto__",
+    "constructor",
+    "toString",
+    "valueOf",
+    "hasOwnProperty",
+    "then",
+    "prototype",
+    "",
+    "0",
+    "1",
+    "10",
+    "4294967295",
+    "01",
+    "-1",
+    "a",
+    "b",
+    "é",
+    "😀",
+    "\u2028",
+    "~undefined",
+]
 
 
 def strings(lone_surrogates: bool) -> st.SearchStrategy[str]:
@@ -161,10 +209,18 @@ def json_values(*, lone_surrogates: bool = False, max_depth: int = 250) -> st.Se
     """
     text = strings(lone_surrogates)
     keys = st.sampled_from(KEYS) | strings(False)
-    leaves = (st.none() | st.booleans() | st.sampled_from(EDGE_INTS) | st.integers(-(2**60), 2**60)
-              | st.sampled_from(EDGE_FLOATS) | st.floats(allow_nan=False, allow_infinity=False) | text)
-    shallow = st.recursive(leaves, lambda inner: st.lists(inner, max_size=4)
-                           | st.dictionaries(keys, inner, max_size=4), max_leaves=12)
+    leaves = (
+        st.none()
+        | st.booleans()
+        | st.sampled_from(EDGE_INTS)
+        | st.integers(-(2**60), 2**60)
+        | st.sampled_from(EDGE_FLOATS)
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | text
+    )
+    shallow = st.recursive(
+        leaves, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4), max_leaves=12
+    )
     return shallow | st.builds(_nest, shallow, st.integers(1, max_depth), st.lists(st.booleans(), min_size=1))
 
 
@@ -181,7 +237,9 @@ beyond_doubles = st.sampled_from([2**1024, 10**400, -(2**1100) - 1])
 
 def containing(values: st.SearchStrategy[Any], part: st.SearchStrategy[Any], as_key: bool) -> st.SearchStrategy[Any]:
     """A generated value with ``part`` (a key, or a leaf) placed inside it."""
+
     def place(value, piece, wrap_in_list):
         inner = {piece: value} if as_key else [value, piece]
         return [inner] if wrap_in_list else {"k": inner}
+
     return st.builds(place, values, part, st.booleans())

@@ -36,8 +36,23 @@ _NAMES = re.compile(r"(?:%s)(?![\w$])" % "|".join(HINTS))
 _IDENTIFIER_CHAR = re.compile(r"[\w$#]")
 
 # After these keywords a "/" starts a regular expression, not a division.
-_BEFORE_EXPRESSION = {"return", "typeof", "instanceof", "in", "of", "new", "delete", "void",
-                      "throw", "case", "do", "else", "yield", "await", "extends"}
+_BEFORE_EXPRESSION = {
+    "return",
+    "typeof",
+    "instanceof",
+    "in",
+    "of",
+    "new",
+    "delete",
+    "void",
+    "throw",
+    "case",
+    "do",
+    "else",
+    "yield",
+    "await",
+    "extends",
+}
 # Pass 1: the next piece of source. Code runs up to the next character that
 # may open something; inside a template's `${ ... }` braces are pieces too, to
 # find the "}" that closes it. A "/" right after a value (`a/b`, `f(x) / 2`,
@@ -82,7 +97,8 @@ def lint(source: str) -> None:
     code = _code_only(source)
     reverse = code[::-1]  # lets a forward regex look backwards from a name
     uses = [
-        match for match in _NAMES.finditer(code)
+        match
+        for match in _NAMES.finditer(code)
         if not (match.start() and _IDENTIFIER_CHAR.match(code, match.start() - 1))
         and not _is_property_name(code, reverse, match.start(), match.end())
     ]

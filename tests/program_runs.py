@@ -24,6 +24,7 @@ from jupyter_sandbox import CallLogMismatchError, ManualClock, RunParked, Sandbo
 
 # -- the actions --------------------------------------------------------------------
 
+
 class Latency:
     """Virtual action latency: calls in flight finish in order of ``(at + ms, id)``.
 
@@ -93,6 +94,7 @@ def build(role: str, answers: dict[int, Any], store: Any = ":memory:", *, mutate
                     earlier["val"] = "changed later"
                 returned.append(result)
             return result
+
         sb.action(work, name=name)
 
     worker("work")
@@ -108,6 +110,7 @@ def build(role: str, answers: dict[int, Any], store: Any = ":memory:", *, mutate
         return {"gated": inp}
 
     if role == "reference":
+
         @sb.action(name="gate")
         async def auto_gate(inp):
             answer = answers[inp["id"]]
@@ -176,21 +179,39 @@ def drive(sb: Sandbox, program: Program, first=None, *, stop_after_pauses: int |
             raise
         except ScriptError as error:
             run_id = error.run_id or run_id
-            return Outcome("failed", run_id, error=_error(error), pauses=pauses,
-                           call_log=list(sb.call_log(run_id)), console=_console(sb, run_id), data=None)
+            return Outcome(
+                "failed",
+                run_id,
+                error=_error(error),
+                pauses=pauses,
+                call_log=list(sb.call_log(run_id)),
+                console=_console(sb, run_id),
+                data=None,
+            )
         else:
             if result is None:
                 raise AssertionError("a signal to a parked run did not resume it")
-            return Outcome("completed", result.run_id, result.output, list(result.console), result.data,
-                           list(result.call_log), pauses=pauses)
+            return Outcome(
+                "completed",
+                result.run_id,
+                result.output,
+                list(result.console),
+                result.data,
+                list(result.call_log),
+                pauses=pauses,
+            )
         if stop_after_pauses is not None and len(pauses) >= stop_after_pauses:
             return run_id
     raise AssertionError("the run did not finish in 500 attempts")
 
 
 def _error(error: ScriptError) -> dict:
-    return {"type": type(error).__name__, "name": error.name, "message": error.message,
-            "action": getattr(error, "action", None)}
+    return {
+        "type": type(error).__name__,
+        "name": error.name,
+        "message": error.message,
+        "action": getattr(error, "action", None),
+    }
 
 
 def _console(sb: Sandbox, run_id: str) -> list:
@@ -251,9 +272,14 @@ def comparable(outcome: Outcome) -> dict:
     error = outcome.error
     if error is not None and _REJECTED.fullmatch(error["message"]):
         error = {**error, "message": "<rejected>"}
-    return {"status": outcome.status, "output": normalize(outcome.output),
-            "console": normalize_console(outcome.console), "data": normalize(outcome.data),
-            "call_log": normalize_call_log(outcome.call_log), "error": error}
+    return {
+        "status": outcome.status,
+        "output": normalize(outcome.output),
+        "console": normalize_console(outcome.console),
+        "data": normalize(outcome.data),
+        "call_log": normalize_call_log(outcome.call_log),
+        "error": error,
+    }
 
 
 def typed(value: Any) -> Any:
@@ -275,10 +301,14 @@ def typed(value: Any) -> Any:
 
 # -- resuming in another process --------------------------------------------------------
 
+
 def plan_of(program: Program) -> dict:
     """What a fresh process needs to drive a stored run on: the answers and the signals."""
-    return {"answers": {str(k): v for k, v in program.answers.items()}, "answer_all": program.answer_all,
-            "signals": program.signals}
+    return {
+        "answers": {str(k): v for k, v in program.answers.items()},
+        "answer_all": program.answer_all,
+        "signals": program.signals,
+    }
 
 
 @dataclass

@@ -61,9 +61,20 @@ def test_a_reserved_segment_of_a_dotted_name_is_refused():
         _sandbox().action(lambda x: x, name="files.__proto__")
 
 
-@pytest.mark.parametrize("name, error", [(5, TypeError), (None.__class__, TypeError), ("", ValueError),
-                                         ("a" * 129, ValueError), ("two words", ValueError), ("a..b", ValueError),
-                                         (".a", ValueError), ("a.", ValueError), ("1st", ValueError)])
+@pytest.mark.parametrize(
+    "name, error",
+    [
+        (5, TypeError),
+        (None.__class__, TypeError),
+        ("", ValueError),
+        ("a" * 129, ValueError),
+        ("two words", ValueError),
+        ("a..b", ValueError),
+        (".a", ValueError),
+        ("a.", ValueError),
+        ("1st", ValueError),
+    ],
+)
 def test_names_that_are_not_identifiers_are_refused_with_a_clear_error(name, error):
     with pytest.raises(error, match="name"):
         _sandbox().action(lambda x: x, name=name)
@@ -107,10 +118,14 @@ def test_registering_a_name_again_replaces_it():
 
 
 _IDENT = st.text(string.ascii_letters + "_", min_size=1, max_size=6).flatmap(
-    lambda head: st.text(string.ascii_letters + string.digits + "_", max_size=6).map(lambda tail: head + tail))
-NAMES = st.one_of(st.sampled_from(sorted(RESERVED_NAMES)), _IDENT,
-                  st.lists(st.one_of(_IDENT, st.sampled_from(sorted(RESERVED_NAMES))), min_size=2, max_size=3)
-                  .map(".".join), st.text(max_size=12))
+    lambda head: st.text(string.ascii_letters + string.digits + "_", max_size=6).map(lambda tail: head + tail)
+)
+NAMES = st.one_of(
+    st.sampled_from(sorted(RESERVED_NAMES)),
+    _IDENT,
+    st.lists(st.one_of(_IDENT, st.sampled_from(sorted(RESERVED_NAMES))), min_size=2, max_size=3).map(".".join),
+    st.text(max_size=12),
+)
 
 
 @given(name=NAMES)

@@ -49,8 +49,10 @@ def resumed_output(sb, source):
 
 def test_an_action_errors_stack_is_the_same_live_and_replayed(gated):
     # Live, the ActionError was built under the host's `settle`; replayed, under `deliver`.
-    source = ("const e = await actions.fail(1).catch((e) => e); const s = String(e.stack);"
-              " await actions.ident(s); await actions.gate(0); return s")
+    source = (
+        "const e = await actions.fail(1).catch((e) => e); const s = String(e.stack);"
+        " await actions.ident(s); await actions.gate(0); return s"
+    )
     live, output = resumed_output(gated, source)
     assert output == live
 
@@ -110,13 +112,17 @@ def test_a_progress_patch_reading_the_clock_replays(gated):
 REC = "function rec() { return rec() + 1; }\n"
 
 
-@pytest.mark.parametrize("source", [
-    "ctx.log('info', { toString() { return rec(); } });",
-    "await ctx.step({ toString() { return rec(); } }, () => 1);",
-    "await actions.ident(1, { description: { toString() { return rec(); } } });",
-    "await ctx.call({ toString() { return rec(); } }, 1).catch(() => 0);",
-    "const e = new Error('m'); Object.defineProperty(e, 'name', { get() { return { toString: rec }; } }); return e;",
-], ids=["log message", "step label", "call description", "unknown action name", "error name crossing out"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "ctx.log('info', { toString() { return rec(); } });",
+        "await ctx.step({ toString() { return rec(); } }, () => 1);",
+        "await actions.ident(1, { description: { toString() { return rec(); } } });",
+        "await ctx.call({ toString() { return rec(); } }, 1).catch(() => 0);",
+        "const e = new Error('m'); Object.defineProperty(e, 'name', { get() { return { toString: rec }; } }); return e;",
+    ],
+    ids=["log message", "step label", "call description", "unknown action name", "error name crossing out"],
+)
 def test_a_stack_overflow_while_the_host_prints_a_value_is_the_stack_limit(gated, source):
     with pytest.raises(LimitExceeded) as info:
         gated.eval(REC + "try { " + source + " } catch (e) {} return 'went on';")
@@ -124,8 +130,10 @@ def test_a_stack_overflow_while_the_host_prints_a_value_is_the_stack_limit(gated
 
 
 def test_memory_exhausted_while_the_host_prints_a_value_is_the_memory_limit(gated):
-    source = ("function mem() { let a = ['x']; for (;;) a = a.concat(a, a); }\n"
-              "try { ctx.log('info', { toString() { return mem(); } }); } catch (e) {} return 'went on';")
+    source = (
+        "function mem() { let a = ['x']; for (;;) a = a.concat(a, a); }\n"
+        "try { ctx.log('info', { toString() { return mem(); } }); } catch (e) {} return 'went on';"
+    )
     with pytest.raises(LimitExceeded) as info:
         gated.eval(source)
     assert info.value.limit == "memory"
@@ -159,8 +167,11 @@ def test_an_answer_is_not_applied_to_an_interrupted_call_whose_input_changed(gat
 # -- events ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("event", [{"k": True}, {"k": [True]}, {"k": {"n": False}}],
-                         ids=["true for 1", "[true] for [1]", "false for 0, nested"])
+@pytest.mark.parametrize(
+    "event",
+    [{"k": True}, {"k": [True]}, {"k": {"n": False}}],
+    ids=["true for 1", "[true] for [1]", "false for 0, nested"],
+)
 def test_an_event_matches_a_wait_only_with_the_values_the_script_asked_for(gated, event):
     # Python's True == 1 let {k: true} satisfy a wait for {k: 1}; in the script they differ.
     from jupyter_sandbox import RunParked
@@ -177,15 +188,19 @@ def test_an_event_matches_a_wait_only_with_the_values_the_script_asked_for(gated
 # -- known open: out of memory is catchable in the script's own code --------------------
 
 
-@pytest.mark.xfail(strict=True, reason="quickjs-ng throws a catchable InternalError when an allocation in the "
-                   "script's own code fails, and the realm has no hook to learn of it afterwards; a resumed realm "
-                   "holds the replay plan, so a script that catches it sees less memory replayed than live")
+@pytest.mark.xfail(
+    strict=True,
+    reason="quickjs-ng throws a catchable InternalError when an allocation in the "
+    "script's own code fails, and the realm has no hook to learn of it afterwards; a resumed realm "
+    "holds the replay plan, so a script that catches it sees less memory replayed than live",
+)
 def test_out_of_memory_caught_by_the_script_is_still_the_memory_limit():
     sb = Sandbox(limits=Limits(memory_bytes=16 * 1024 * 1024))
     try:
         with pytest.raises(LimitExceeded) as info:
-            sb.eval("let n = 0; try { const a = []; for (;;) { a.push('x'.repeat(1e5) + n); n++; } } catch (e) {}"
-                    " return n")
+            sb.eval(
+                "let n = 0; try { const a = []; for (;;) { a.push('x'.repeat(1e5) + n); n++; } } catch (e) {} return n"
+            )
         assert info.value.limit == "memory"
     finally:
         sb.close()
@@ -221,8 +236,9 @@ def test_a_check_reports_a_new_clock_or_random_read_as_attempted_not_recorded(ga
     assert not report.deterministic
     assert report.recorded == 1
     assert report.mismatch.position == 1
-    assert report.mismatch.recorded is None and report.mismatch.attempted["type"] == ("random" if "random" in read
-                                                                                       else "now")
+    assert report.mismatch.recorded is None and report.mismatch.attempted["type"] == (
+        "random" if "random" in read else "now"
+    )
 
 
 # -- ctx.parallelSettled has allSettled semantics ---------------------------------------
@@ -252,8 +268,10 @@ def test_a_failure_served_from_a_bare_call_log_is_journaled_as_it_was_served(gat
     # the run's own journal then held the script's text, and a resume by run id diverged.
     from jupyter_sandbox import Resume
 
-    source = ("String = () => 'forged'; const m = await actions.fail(1).catch((e) => e.message);"
-              " await actions.gate(m); return await actions.gate(m + '!')")
+    source = (
+        "String = () => 'forged'; const m = await actions.fail(1).catch((e) => e.message);"
+        " await actions.gate(m); return await actions.gate(m + '!')"
+    )
     with pytest.raises(SandboxInterrupt) as first:
         gated.eval(source)
     with pytest.raises(SandboxInterrupt) as second:

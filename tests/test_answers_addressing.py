@@ -157,9 +157,14 @@ def test_a_delegated_childs_interrupt_is_answered_by_its_own_id(sb):
     assert sb.resume(it.run_id, answers={it.interrupt.id: "yes"}).output == "yes"
 
 
-@pytest.mark.parametrize("resume, error", [(Resume(position="1", value=True), "position"),
-                                           (Resume(position=-1, value=True), "position"),
-                                           (Resume(position=True, value=True), "position")])
+@pytest.mark.parametrize(
+    "resume, error",
+    [
+        (Resume(position="1", value=True), "position"),
+        (Resume(position=-1, value=True), "position"),
+        (Resume(position=True, value=True), "position"),
+    ],
+)
 def test_a_position_that_is_not_a_slot_number_is_a_type_error(sb, resume, error):
     it = pause(sb)
     with pytest.raises(TypeError, match=error):
@@ -179,8 +184,10 @@ def test_an_answer_keyed_by_something_other_than_an_id_is_a_type_error(sb):
         sb.resume(it.run_id, answers={1: "yes"})
 
 
-PARALLEL = ("const r = await ctx.parallel([() => actions.ask('a'), () => actions.work(1), () => actions.ask('b'),"
-            " () => actions.work(2)]); return r")
+PARALLEL = (
+    "const r = await ctx.parallel([() => actions.ask('a'), () => actions.work(1), () => actions.ask('b'),"
+    " () => actions.work(2)]); return r"
+)
 
 
 @given(positions=st.sets(st.integers(0, 6), min_size=1, max_size=3))

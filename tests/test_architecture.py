@@ -13,15 +13,18 @@ import pytest
 @pytest.fixture(scope="module")
 def graph():
     # Imports under ``if TYPE_CHECKING:`` are annotations, not a runtime dependency.
-    return grimp.build_graph("jupyter_sandbox", include_external_packages=True, exclude_type_checking_imports=True,
-                             cache_dir=None)
+    return grimp.build_graph(
+        "jupyter_sandbox", include_external_packages=True, exclude_type_checking_imports=True, cache_dir=None
+    )
 
 
 def _cycles(graph) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan's algorithm, iteratively)."""
     modules = sorted(m for m in graph.modules if m.startswith("jupyter_sandbox"))
-    edges = {m: sorted(n for n in graph.find_modules_directly_imported_by(m) if n.startswith("jupyter_sandbox"))
-             for m in modules}
+    edges = {
+        m: sorted(n for n in graph.find_modules_directly_imported_by(m) if n.startswith("jupyter_sandbox"))
+        for m in modules
+    }
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -78,8 +81,11 @@ def test_the_cycle_finder_sees_a_cycle():
 
 @pytest.mark.parametrize("package", ["jupyter_sandbox.engine", "jupyter_sandbox.stores"])
 def test_engine_and_stores_never_import_ipython(graph, package):
-    chains = [graph.find_shortest_chain(importer=package, imported=name)
-              for name in ("IPython", "ipywidgets", "anywidget") if name in graph.modules]
+    chains = [
+        graph.find_shortest_chain(importer=package, imported=name)
+        for name in ("IPython", "ipywidgets", "anywidget")
+        if name in graph.modules
+    ]
     assert chains == [None] * len(chains)
 
 

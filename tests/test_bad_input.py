@@ -32,8 +32,18 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_sandbox import (ActionError, ActionInterrupt, InvalidCallLog, LimitExceeded, Limits, RunResult, Sandbox,
-                             SandboxError, SandboxInterrupt, ScriptError)
+from jupyter_sandbox import (
+    ActionError,
+    ActionInterrupt,
+    InvalidCallLog,
+    LimitExceeded,
+    Limits,
+    RunResult,
+    Sandbox,
+    SandboxError,
+    SandboxInterrupt,
+    ScriptError,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 from stress_module import stress  # noqa: E402  (bench/stress, loaded once)
@@ -48,8 +58,9 @@ def assert_usable(sb: Sandbox) -> None:
 
 def assert_clear(exc: BaseException, *words: str) -> None:
     """A SandboxError, or a plain TypeError/ValueError, whose message names the problem."""
-    assert isinstance(exc, SandboxError) or type(exc) in (TypeError, ValueError), \
+    assert isinstance(exc, SandboxError) or type(exc) in (TypeError, ValueError), (
         f"a bare {type(exc).__module__}.{type(exc).__name__} escaped: {exc}"
+    )
     text = str(exc)
     for word in words:
         assert word.lower() in text.lower(), f"{word!r} not in {text!r}"
@@ -73,8 +84,9 @@ EXCLUDED = frozenset({"microtask-loop", "native-loop"})
 
 @pytest.fixture(scope="module")
 def generated():
-    reports = stress.run_fuzz(CASES, SEED, workers=2, hang_after=4.0, log=lambda message: None,
-                              exclude=EXCLUDED)["reports"]
+    reports = stress.run_fuzz(CASES, SEED, workers=2, hang_after=4.0, log=lambda message: None, exclude=EXCLUDED)[
+        "reports"
+    ]
     by_category = collections.defaultdict(list)
     for report in reports:
         by_category[report["category"]].append(report)
@@ -154,8 +166,10 @@ def fast():
     sb.close()
 
 
-@pytest.mark.parametrize("source", ["return (", "let let = 1", "}{", "return `unterminated", "await = 1",
-                                    "class { }", "return 1 +", "\\u{110000}"])
+@pytest.mark.parametrize(
+    "source",
+    ["return (", "let let = 1", "}{", "return `unterminated", "await = 1", "class { }", "return 1 +", "\\u{110000}"],
+)
 def test_syntax_errors_are_script_errors_with_a_line(fast, source):
     with pytest.raises(ScriptError) as info:
         fast.eval(source)
@@ -215,20 +229,40 @@ def test_memory_bombs_are_limit_errors(fast, source):
     except SandboxError as exc:
         # Out of memory can reach the script as a thrown null (QuickJS could not allocate the error itself):
         # since e500f0a that reads "uncaught null: the script threw null, or ran out of memory (...)".
-        assert isinstance(exc, LimitExceeded) or "RangeError" in str(exc) or "InternalError" in str(exc) \
-            or "memory" in str(exc), exc
+        assert (
+            isinstance(exc, LimitExceeded)
+            or "RangeError" in str(exc)
+            or "InternalError" in str(exc)
+            or "memory" in str(exc)
+        ), exc
     assert_usable(fast)
 
 
 NON_JSON = {  # value -> words the error must contain
-    "() => 1": "function", "Symbol('s')": "symbol", "cyclic()": "cyclic", "10n": "BigInt",
-    "[1, undefined, 3]": "undefined", "NaN": "NaN", "Infinity": "Infinity", "'\\ud800'": "surrogate",
-    "new Map([[1, 2]])": "Map", "new Date(NaN)": "Date", "[, 1]": "undefined",
+    "() => 1": "function",
+    "Symbol('s')": "symbol",
+    "cyclic()": "cyclic",
+    "10n": "BigInt",
+    "[1, undefined, 3]": "undefined",
+    "NaN": "NaN",
+    "Infinity": "Infinity",
+    "'\\ud800'": "surrogate",
+    "new Map([[1, 2]])": "Map",
+    "new Date(NaN)": "Date",
+    "[, 1]": "undefined",
 }
 
 
-@pytest.mark.parametrize("sink", ["return {V};", "return await actions.echo({V});", "ctx.log('info', 'm', {V});",
-                                  "await ctx.continueAsNew({V});", "await ctx.waitForEvent({V});"])
+@pytest.mark.parametrize(
+    "sink",
+    [
+        "return {V};",
+        "return await actions.echo({V});",
+        "ctx.log('info', 'm', {V});",
+        "await ctx.continueAsNew({V});",
+        "await ctx.waitForEvent({V});",
+    ],
+)
 @pytest.mark.parametrize("value", list(NON_JSON))
 def test_values_that_are_not_json_are_named(fast, sink, value):
     with pytest.raises(ScriptError) as info:
@@ -240,14 +274,21 @@ def test_values_that_are_not_json_are_named(fast, sink, value):
 
 # Found on 13e780b (canon() checked string values but not object keys: a bare UnicodeEncodeError from cbor2);
 # the working tree replaces lone surrogates in keys.
-@pytest.mark.parametrize("sink", ["return {V};", "return await actions.echo({V});", "ctx.log('info', 'm', {V});",
-                                  "await ctx.delegate({script: 'return 1', input: {V}});"])
+@pytest.mark.parametrize(
+    "sink",
+    [
+        "return {V};",
+        "return await actions.echo({V});",
+        "ctx.log('info', 'm', {V});",
+        "await ctx.delegate({script: 'return 1', input: {V}});",
+    ],
+)
 def test_lone_surrogate_in_an_object_key_is_named(fast, sink):
     """Refused with a clear error naming the surrogate, or carried (replaced by U+FFFD): never a bare error."""
     try:
         result = fast.eval(sink.replace("{V}", "{'\\ud800': 1}"))
         fast.run(result.run_id)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         assert isinstance(exc, ScriptError), f"a bare {type(exc).__module__}.{type(exc).__name__}: {exc}"
         assert_clear(exc, "surrogate")
     fast.runs()
@@ -265,10 +306,12 @@ def test_values_nested_past_400_levels_do_not_poison_the_store(where):
     def nested(x):
         return deep(450) if x == "make" else 1
 
-    source = {"return": stress.HELPERS + "return deep(450);",
-              "action-input": stress.HELPERS + "return await actions.nested(deep(450));",
-              "action-result": "await actions.nested('make'); return 1;",
-              "run-input": "return 1;"}[where]
+    source = {
+        "return": stress.HELPERS + "return deep(450);",
+        "action-input": stress.HELPERS + "return await actions.nested(deep(450));",
+        "action-result": "await actions.nested('make'); return 1;",
+        "run-input": "return 1;",
+    }[where]
     try:
         result = sb.eval(source, input=deep(450) if where == "run-input" else None)
         run_id = result.run_id
@@ -286,7 +329,8 @@ def test_values_nested_past_400_levels_do_not_poison_the_store(where):
 # is refused as 'a Date, which JSON cannot carry' instead of crossing as its ISO string
 def test_a_valid_date_crosses_as_its_iso_string(fast):
     assert fast.eval("return await actions.echo({when: new Date(86400000)})").output == {
-        "when": "1970-01-02T00:00:00.000Z"}
+        "when": "1970-01-02T00:00:00.000Z"
+    }
 
 
 def test_huge_values_cross_up_to_the_limits(fast):
@@ -325,9 +369,12 @@ def test_an_endless_continue_as_new_chain_with_a_big_state_stops_quickly(hangs):
     assert hangs["continue-forever-big-state"] == "LimitExceeded"
 
 
-@pytest.mark.xfail(strict=True, reason="LIMIT (quickjs-ng, documented in README): quickjs-ng's Array.prototype.join/reverse/sort/flat "
-                   "and String(array) loop natively without polling the interrupt handler; on a sparse array "
-                   "of length 2**32-1 one call runs for minutes past the fuel slice")
+@pytest.mark.xfail(
+    strict=True,
+    reason="LIMIT (quickjs-ng, documented in README): quickjs-ng's Array.prototype.join/reverse/sort/flat "
+    "and String(array) loop natively without polling the interrupt handler; on a sparse array "
+    "of length 2**32-1 one call runs for minutes past the fuel slice",
+)
 def test_native_builtins_respect_the_fuel_slice():
     sb = Sandbox(limits=Limits(fuel_seconds=0.1))
     started = time.process_time()
@@ -344,8 +391,13 @@ def test_an_endless_continue_as_new_chain_is_stopped(hangs):
 
 # Found on 13e780b (describeError() read e.name/e.message unguarded: the run failed 'waiting on a promise that
 # nothing will settle'); fixed in the working tree.
-@pytest.mark.parametrize("thrown", ["{__proto__: Error.prototype, get message() { throw 1 }}",
-                                    "(() => { const r = Proxy.revocable({}, {}); r.revoke(); return r.proxy })()"])
+@pytest.mark.parametrize(
+    "thrown",
+    [
+        "{__proto__: Error.prototype, get message() { throw 1 }}",
+        "(() => { const r = Proxy.revocable({}, {}); r.revoke(); return r.proxy })()",
+    ],
+)
 def test_throwing_a_hostile_value_is_reported_as_thrown(fast, thrown):
     with pytest.raises(ScriptError) as info:
         fast.eval(f"throw {thrown};")
@@ -363,7 +415,10 @@ def test_an_action_that_raises_is_a_catchable_action_error(fast):
         raise ValueError("no such customer")
 
     assert fast.eval("try { await actions.fails(1) } catch (e) { return [e.name, e.action, e.message] }").output == [
-        "ActionError", "fails", "ValueError: no such customer"]
+        "ActionError",
+        "fails",
+        "ValueError: no such customer",
+    ]
     with pytest.raises(ActionError) as info:
         fast.eval("return await actions.fails(1)")
     assert info.value.action == "fails"
@@ -373,10 +428,12 @@ def test_an_action_that_raises_is_a_catchable_action_error(fast):
 @pytest.mark.parametrize("is_async", [False, True])
 def test_a_hung_action_times_out_as_an_action_error(fast, is_async):
     if is_async:
+
         @fast.action
         async def stuck(x):
             await asyncio.sleep(5)
     else:
+
         @fast.action
         def stuck(x):
             time.sleep(0.6)
@@ -398,9 +455,20 @@ def test_the_per_action_timeout_overrides_the_limit():
         sb.eval("return await actions.stuck(1)")
 
 
-@pytest.mark.parametrize("kind, words", [("set", "set"), ("nan", "nan"), ("inf", "inf"), ("object", "object"),
-                                         ("bytes", "bytes"), ("tuple-key", "key"), ("deep2000", "deeper"),
-                                         ("cyclic", "deeper"), ("generator", "generator")])
+@pytest.mark.parametrize(
+    "kind, words",
+    [
+        ("set", "set"),
+        ("nan", "nan"),
+        ("inf", "inf"),
+        ("object", "object"),
+        ("bytes", "bytes"),
+        ("tuple-key", "key"),
+        ("deep2000", "deeper"),
+        ("cyclic", "deeper"),
+        ("generator", "generator"),
+    ],
+)
 def test_an_action_returning_junk_is_an_action_error_naming_it(kind, words):
     sb = Sandbox()
     stress.register_actions(sb, collections.Counter())
@@ -427,7 +495,7 @@ def test_an_action_raising_a_base_exception_is_an_action_error(kind):
     stress.register_actions(sb, collections.Counter())
     try:
         output = sb.eval(f"try {{ await actions.boom({json.dumps(kind)}) }} catch (e) {{ return e.name }}").output
-    except BaseException as exc:  # noqa: BLE001 - that is the bug
+    except BaseException as exc:
         pytest.fail(f"{type(exc).__module__}.{type(exc).__name__} escaped eval")
     assert output == "ActionError"
     assert_usable(sb)
@@ -454,7 +522,7 @@ def test_an_exception_whose_str_fails_is_still_an_action_error():
     stress.register_actions(sb, collections.Counter())
     try:
         output = sb.eval("try { await actions.boom('custom-str') } catch (e) { return e.name }").output
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         pytest.fail(f"{type(exc).__module__}.{type(exc).__name__} escaped eval: {exc}")
     assert output == "ActionError"
 
@@ -494,8 +562,11 @@ def test_hung_actions_do_not_starve_later_ones():
         release.set()
 
 
-@pytest.mark.xfail(strict=True, reason="LIMIT (asyncio, documented in README): an async action that blocks (time.sleep) blocks "
-                   "the engine loop, so its timeout cannot fire and every Sandbox in the process stalls")
+@pytest.mark.xfail(
+    strict=True,
+    reason="LIMIT (asyncio, documented in README): an async action that blocks (time.sleep) blocks "
+    "the engine loop, so its timeout cannot fire and every Sandbox in the process stalls",
+)
 def test_a_blocking_async_action_still_times_out():
     sb = Sandbox()
 
@@ -515,8 +586,23 @@ def test_a_blocking_async_action_still_times_out():
 # =====================================================================================================
 
 
-@pytest.mark.parametrize("kind", ["nan", "inf", "set", "bytes", "object", "surrogate", "surrogate-key", "tuple-key",
-                                  "cyclic", "complex", "frozenset", "nested-set"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "nan",
+        "inf",
+        "set",
+        "bytes",
+        "object",
+        "surrogate",
+        "surrogate-key",
+        "tuple-key",
+        "cyclic",
+        "complex",
+        "frozenset",
+        "nested-set",
+    ],
+)
 def test_a_run_input_that_is_not_json_is_a_type_error(kind):
     sb = Sandbox()
     with pytest.raises(TypeError) as info:
@@ -532,8 +618,16 @@ def test_an_oversized_input_is_a_limit_error(fast):
     assert_usable(fast)
 
 
-@pytest.mark.parametrize("source, error", [(b"return 1", TypeError), (None, TypeError), (42, TypeError),
-                                           (["return 1"], TypeError), ("//" + "x" * (256 * 1024), LimitExceeded)])
+@pytest.mark.parametrize(
+    "source, error",
+    [
+        (b"return 1", TypeError),
+        (None, TypeError),
+        (42, TypeError),
+        (["return 1"], TypeError),
+        ("//" + "x" * (256 * 1024), LimitExceeded),
+    ],
+)
 def test_bad_sources_are_rejected_clearly(source, error):
     sb = Sandbox()
     with pytest.raises(error) as info:
@@ -552,7 +646,7 @@ def test_a_source_with_unencodable_characters_is_named(source):
         result = sb.eval(source)
     except SandboxError as exc:
         assert_clear(exc)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         assert_clear(exc, "script")
     else:
         assert isinstance(result, RunResult)
@@ -564,14 +658,35 @@ def _template_log():
     return sb, [dict(e) for e in sb.eval(stress.CALL_LOG_TEMPLATE).call_log]
 
 
-@pytest.mark.parametrize("mutate", [
-    lambda log: "a string", lambda log: 7, lambda log: {"0": log[0]}, lambda log: [1, 2],
-    lambda log: [{**log[0], "type": "bogus"}], lambda log: [{**log[0], "type": None}],
-    lambda log: [{k: v for k, v in log[0].items() if k != "response"}], lambda log: [{**log[0], "name": 5}],
-    lambda log: [{**log[0], "order": "x"}], lambda log: [log[0], {"type": "now", "response": "noon"}],
-    lambda log: [log[0], {"type": "random", "response": True}],
-], ids=["str", "int", "dict", "ints", "type-bogus", "type-none", "no-response", "name-int", "order-str",
-        "now-str", "random-bool"])
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda log: "a string",
+        lambda log: 7,
+        lambda log: {"0": log[0]},
+        lambda log: [1, 2],
+        lambda log: [{**log[0], "type": "bogus"}],
+        lambda log: [{**log[0], "type": None}],
+        lambda log: [{k: v for k, v in log[0].items() if k != "response"}],
+        lambda log: [{**log[0], "name": 5}],
+        lambda log: [{**log[0], "order": "x"}],
+        lambda log: [log[0], {"type": "now", "response": "noon"}],
+        lambda log: [log[0], {"type": "random", "response": True}],
+    ],
+    ids=[
+        "str",
+        "int",
+        "dict",
+        "ints",
+        "type-bogus",
+        "type-none",
+        "no-response",
+        "name-int",
+        "order-str",
+        "now-str",
+        "random-bool",
+    ],
+)
 def test_a_malformed_call_log_is_an_invalid_call_log(mutate):
     sb, log = _template_log()
     with pytest.raises(InvalidCallLog):
@@ -579,8 +694,17 @@ def test_a_malformed_call_log_is_an_invalid_call_log(mutate):
     assert_usable(sb)
 
 
-@pytest.mark.parametrize("mutate", [lambda log: log[:1], lambda log: log + [None] * 3, lambda log: [None] + log,
-                                    lambda log: list(reversed(log)), lambda log: log * 50, lambda log: [None] * 9])
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda log: log[:1],
+        lambda log: log + [None] * 3,
+        lambda log: [None] + log,
+        lambda log: list(reversed(log)),
+        lambda log: log * 50,
+        lambda log: [None] * 9,
+    ],
+)
 def test_a_call_log_of_the_wrong_length_replays_or_mismatches(mutate):
     sb, log = _template_log()
     try:
@@ -595,14 +719,18 @@ def test_a_call_log_of_the_wrong_length_replays_or_mismatches(mutate):
 # call-log values are JSON: NaN/Infinity -> bare ValueError 'Out of range float values', a set -> TypeError
 # 'Object of type set...', 2000-deep -> RecursionError, a list 'type' -> TypeError 'unhashable' (none names the
 # call log position); and the run was already created
-@pytest.mark.parametrize("mutate", [
-    lambda log: [log[0], {"type": "now", "response": math.nan}],
-    lambda log: [{**log[0], "response": math.inf}],
-    lambda log: [{**log[0], "response": {1, 2}}],
-    lambda log: [{**log[0], "input": b"x"}],
-    lambda log: [{**log[0], "response": deep(2000)}],
-    lambda log: [{**log[0], "type": []}],
-], ids=["now-nan", "response-inf", "response-set", "input-bytes", "response-deep", "type-list"])
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda log: [log[0], {"type": "now", "response": math.nan}],
+        lambda log: [{**log[0], "response": math.inf}],
+        lambda log: [{**log[0], "response": {1, 2}}],
+        lambda log: [{**log[0], "input": b"x"}],
+        lambda log: [{**log[0], "response": deep(2000)}],
+        lambda log: [{**log[0], "type": []}],
+    ],
+    ids=["now-nan", "response-inf", "response-set", "input-bytes", "response-deep", "type-list"],
+)
 def test_call_log_values_that_are_not_json_are_invalid_call_logs(mutate):
     sb, log = _template_log()
     with pytest.raises(InvalidCallLog) as info:
@@ -651,8 +779,9 @@ def _run_wave(tmp: Path, names: list[str], deadline: float) -> dict[str, str]:
     for name in names:
         program = tmp / f"{name}.py"
         program.write_text(HANG_PROGRAM.format(root=str(ROOT), source=HANG_CASES[name]))
-        procs[name] = subprocess.Popen([sys.executable, str(program)], stdout=subprocess.PIPE,
-                                       stderr=subprocess.DEVNULL, text=True)
+        procs[name] = subprocess.Popen(
+            [sys.executable, str(program)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
     until = time.monotonic() + deadline
     out = {}
     for name, proc in procs.items():
@@ -732,7 +861,8 @@ def test_a_resume_answer_that_is_not_json_is_refused_before_it_is_journaled(aski
 # and the Python process dies with SIGSEGV
 def test_a_stack_limit_above_the_engine_thread_is_refused_not_a_segfault(tmp_path):
     program = tmp_path / "stack.py"
-    program.write_text(textwrap.dedent(f"""
+    program.write_text(
+        textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
         from jupyter_sandbox import Sandbox, Limits
@@ -741,7 +871,8 @@ def test_a_stack_limit_above_the_engine_thread_is_refused_not_a_segfault(tmp_pat
             sb.eval("function f(n) {{ return f(n + 1) + 1 }} return f(0)")
         except (ValueError, Exception) as exc:
             print("RESULT", type(exc).__name__, flush=True)
-    """))
+    """)
+    )
     done = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, f"the process died (exit {done.returncode})"
     assert "RESULT" in done.stdout
@@ -755,9 +886,10 @@ def test_limits_too_small_for_the_realm_are_clear_errors(limits):
     try:
         sb = Sandbox(limits=Limits(**limits))
         sb.eval("return 1")
-    except Exception as exc:  # noqa: BLE001
-        assert isinstance(exc, (SandboxError, ValueError)) and type(exc).__module__ != "_quickjs", \
+    except Exception as exc:
+        assert isinstance(exc, (SandboxError, ValueError)) and type(exc).__module__ != "_quickjs", (
             f"a bare {type(exc).__module__}.{type(exc).__name__}: {exc}"
+        )
         assert "memory" in str(exc) or "stack" in str(exc)
 
 
@@ -770,8 +902,11 @@ ARGUMENT_BUGS: dict[str, str] = {}
 def _argument_params():
     for call in ["eval-limits", "eval-actions", "eval-name", "action", "fork-at", "import"]:
         bug = ARGUMENT_BUGS.get(call)
-        marks = [pytest.mark.xfail(strict=True, reason=f"BUG: arguments are not checked at the API edge: {bug}")
-                 ] if bug else []
+        marks = (
+            [pytest.mark.xfail(strict=True, reason=f"BUG: arguments are not checked at the API edge: {bug}")]
+            if bug
+            else []
+        )
         yield pytest.param(call, marks=marks, id=call)
 
 
@@ -782,8 +917,9 @@ def test_wrong_argument_types_are_named(tmp_path, call):
     bad = tmp_path / "bad.cbor"
     import cbor2
 
-    bad.write_bytes(cbor2.dumps({"format": "jupyter-sandbox-run", "schema": 1, "root": "x", "columns": [],
-                                 "runs": [{"run": 5}]}))
+    bad.write_bytes(
+        cbor2.dumps({"format": "jupyter-sandbox-run", "schema": 1, "root": "x", "columns": [], "runs": [{"run": 5}]})
+    )
     attempt = {
         "eval-limits": lambda: sb.eval("return 1", limits=5),
         "eval-actions": lambda: sb.eval("return 1", actions=5),
@@ -792,8 +928,9 @@ def test_wrong_argument_types_are_named(tmp_path, call):
         "fork-at": lambda: sb.fork(run_id, "3"),
         "import": lambda: sb.import_run(bad),
     }[call]
-    with pytest.raises(Exception) as info:  # noqa: B017 - the point is which
+    with pytest.raises(Exception) as info:
         attempt()
     exc = info.value
-    assert (type(exc) in (TypeError, ValueError) and "argument" not in str(exc).split(" of type")[0]) or \
-        (call == "import" and type(exc).__name__ == "StoreError"), f"{type(exc).__name__}: {exc}"
+    assert (type(exc) in (TypeError, ValueError) and "argument" not in str(exc).split(" of type")[0]) or (
+        call == "import" and type(exc).__name__ == "StoreError"
+    ), f"{type(exc).__name__}: {exc}"

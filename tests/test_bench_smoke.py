@@ -23,15 +23,23 @@ CASES = [
     "fixed: live run with N = 0",
     "fixed: resume with N = 0",
 ]
-HEADER = ("| case | N | median total ms | µs per action | µs per entry | floor µs | ratio to floor | target µs "
-          "| meets target |")
+HEADER = (
+    "| case | N | median total ms | µs per action | µs per entry | floor µs | ratio to floor | target µs "
+    "| meets target |"
+)
 
 
 @pytest.mark.slow
 def test_quick_benchmark_runs_and_prints_every_case(tmp_path):
     out = tmp_path / "latest.md"
-    proc = subprocess.run([sys.executable, str(REPO / "bench" / "bench.py"), "--quick", "--out", str(out)],
-                          cwd=REPO, capture_output=True, text=True, encoding="utf-8", timeout=240)
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "bench.py"), "--quick", "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     lines = proc.stdout.splitlines()
     assert HEADER in lines

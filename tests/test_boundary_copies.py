@@ -73,8 +73,9 @@ def test_after_an_action_edited_its_input_the_documented_resume_works(sb):
 
 def test_after_an_action_edited_its_input_a_resume_from_the_bare_call_log_works(sb):
     it = pause(sb)
-    result = sb.eval(SOURCE, call_log=json.loads(json.dumps(it.call_log)),
-                     resume=Resume(position=it.position, value=True))
+    result = sb.eval(
+        SOURCE, call_log=json.loads(json.dumps(it.call_log)), resume=Resume(position=it.position, value=True)
+    )
     assert result.output == [ORIGINAL, 1]
 
 
@@ -165,8 +166,9 @@ class EditingObserver(Observer):
 def test_an_observer_editing_the_entries_it_is_shown_changes_nothing_recorded(sb):
     it = pause(sb, observer=EditingObserver())
     assert it.call_log[0]["input"] == ORIGINAL
-    result = sb.eval(SOURCE, call_log=it.call_log, resume=Resume(position=it.position, value=True),
-                     observer=EditingObserver())
+    result = sb.eval(
+        SOURCE, call_log=it.call_log, resume=Resume(position=it.position, value=True), observer=EditingObserver()
+    )
     assert result.call_log[0]["input"] == ORIGINAL
 
 
@@ -212,11 +214,16 @@ def test_call_action_hands_the_function_copies_of_its_input_and_answer():
 
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-2**31, 2**31) | st.floats(-1e6, 1e6)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**31), 2**31)
+    | st.floats(-1e6, 1e6)
     | st.text(string.ascii_letters + " ", max_size=6),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(string.ascii_letters, max_size=4), inner,
-                                                                max_size=4),
-    max_leaves=12)
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(string.ascii_letters, max_size=4), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
 
 
 @given(value=JSON)

@@ -64,15 +64,20 @@ return {delivered: receipt.sent_to, rows: found.rows}
 SHOW = 'print("result =", globals().get("result", "(not set yet)"), "| sent to", [m["to"] for m in sent])'
 RAFFLE = '%%sandbox --name raffle -o raffle_out\nreturn await actions.send_email({to: "raffle@example.com"})'
 RESUME = "%sandbox resume raffle --answer true"
-THREE = ('%%sandbox --name three -o three_out\nconst got = []\n'
-         'for (const to of ["a", "b", "c"]) got.push((await actions.send_email({to})).sent_to)\nreturn got')
-BIG = ("%%sandbox --name big --journal-entries 6000\nlet s = 0\n"
-       "for (let i = 0; i < 2500; i++) s = await actions.lookup(i).then((r) => s + r.rows)\nreturn s")
+THREE = (
+    "%%sandbox --name three -o three_out\nconst got = []\n"
+    'for (const to of ["a", "b", "c"]) got.push((await actions.send_email({to})).sent_to)\nreturn got'
+)
+BIG = (
+    "%%sandbox --name big --journal-entries 6000\nlet s = 0\n"
+    "for (let i = 0; i < 2500; i++) s = await actions.lookup(i).then((r) => s + r.rows)\nreturn s"
+)
 LATER = '%%sandbox --name later\nreturn await actions.send_email({to: "later@example.com"})'
 NB7 = '%%sandbox --name nb7\nreturn await actions.send_email({to: "nb7@example.com"})'
 CELLS = ["%load_ext jupyter_sandbox", None, SCRIPT, SHOW, RAFFLE, RESUME, THREE, BIG, LATER, NB7]
-LOAD_CELL, SETUP_CELL, SANDBOX_CELL, SHOW_CELL, RAFFLE_CELL, RESUME_CELL, THREE_CELL, BIG_CELL, LATER_CELL, NB7_CELL = \
+LOAD_CELL, SETUP_CELL, SANDBOX_CELL, SHOW_CELL, RAFFLE_CELL, RESUME_CELL, THREE_CELL, BIG_CELL, LATER_CELL, NB7_CELL = (
     range(len(CELLS))
+)
 
 KERNEL_IDLE = """() => {
   const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
@@ -93,7 +98,8 @@ def write_notebook(path, store):
 
 def run_cells(page, *indexes):
     """Run these cells (in order), as a user selecting each and pressing Shift+Enter would."""
-    page.evaluate("""(indexes) => {
+    page.evaluate(
+        """(indexes) => {
       const panel = window.jupyterapp.shell.currentWidget;
       const run = async () => {
         for (const i of indexes) {
@@ -102,7 +108,9 @@ def run_cells(page, *indexes):
         }
       };
       return run();  // page.evaluate waits for it: each cell has run
-    }""", list(indexes))
+    }""",
+        list(indexes),
+    )
     page.wait_for_function(KERNEL_IDLE % len(CELLS))
 
 
@@ -165,22 +173,23 @@ def test_the_run_card_in_jupyterlab_and_notebook_7(tmp_path):
         approve = card.locator('button[data-act="approve"]')
         expect(approve).to_be_enabled()  # live: the renderer attached over the comm
         expect(card).to_contain_text("send_email needs approval")
-        expect(card.locator('.jsbx-card-head .jsbx-status')).to_have_attribute("data-status", "interrupted")
+        expect(card.locator(".jsbx-card-head .jsbx-status")).to_have_attribute("data-status", "interrupted")
         page.wait_for_function(KERNEL_IDLE % n, timeout=60_000)
         raffle = card_of(cells, RAFFLE_CELL)
-        expect(raffle.locator('.jsbx-card-head .jsbx-status')).to_have_attribute("data-status", "completed")
+        expect(raffle.locator(".jsbx-card-head .jsbx-status")).to_have_attribute("data-status", "completed")
         expect(raffle.locator('button[data-act="approve"]')).to_have_count(0)
         lab.remember()
 
         # 3. A real click on Approve turns the same card completed, in place: one card, the decision, the output.
         approve.click()
-        expect(card.locator('.jsbx-card-head .jsbx-status')).to_have_attribute("data-status", "completed")
+        expect(card.locator(".jsbx-card-head .jsbx-status")).to_have_attribute("data-status", "completed")
         expect(card).to_contain_text('"delivered": "ana@example.com"')
         expect(card.locator(".jsbx-answered")).to_contain_text("send_email approved")
         expect(cells.nth(SANDBOX_CELL).locator(".jsbx-card")).to_have_count(1)
         run_cells(page, SHOW_CELL)  # -o was filled by the click's resume
         expect(cells.nth(SHOW_CELL).locator(".jp-Cell-outputArea")).to_contain_text(
-            "result = {'delivered': 'ana@example.com', 'rows': 3}")
+            "result = {'delivered': 'ana@example.com', 'rows': 3}"
+        )
 
         # 4. Three answers: one card, three decisions, no nested card.
         three = card_of(cells, THREE_CELL)
@@ -189,7 +198,7 @@ def test_the_run_card_in_jupyterlab_and_notebook_7(tmp_path):
             expect(button).to_have_count(1)
             button.click()
             expect(three.locator(".jsbx-answered")).to_have_count(k + 1)
-        expect(three.locator('.jsbx-card-head .jsbx-status')).to_have_attribute("data-status", "completed")
+        expect(three.locator(".jsbx-card-head .jsbx-status")).to_have_attribute("data-status", "completed")
         expect(cells.nth(THREE_CELL).locator(".jsbx-card")).to_have_count(1)
         expect(cells.nth(THREE_CELL).locator(".jsbx-card .jsbx-card")).to_have_count(0)
         expect(card_of(cells, BIG_CELL)).to_contain_text("lookup × 2,500")
@@ -204,8 +213,9 @@ def test_the_run_card_in_jupyterlab_and_notebook_7(tmp_path):
         saved = nbformat.read(root / "e2e.ipynb", as_version=4)
         big_size = len(json.dumps(saved.cells[BIG_CELL].outputs))
         assert big_size < 256 * 1024, big_size
-        assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {})
-                       for c in saved.cells for o in c.outputs)
+        assert not any(
+            "application/vnd.jupyter.widget-view+json" in o.get("data", {}) for c in saved.cells for o in c.outputs
+        )
 
         # 6. Restart the kernel and reload the page: no "model not found"; the old card waits for %load_ext.
         page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
@@ -219,7 +229,7 @@ def test_the_run_card_in_jupyterlab_and_notebook_7(tmp_path):
         run_cells(page, LOAD_CELL, SETUP_CELL)  # the actions are Python: the new kernel registers them again
         expect(later.locator('button[data-act="approve"]')).to_be_enabled()
         later.locator('button[data-act="approve"]').click()
-        expect(later.locator('.jsbx-card-head .jsbx-status')).to_have_attribute("data-status", "completed")
+        expect(later.locator(".jsbx-card-head .jsbx-status")).to_have_attribute("data-status", "completed")
         assert "model not found" not in page.inner_text("body")
         page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
 
@@ -242,13 +252,15 @@ def test_the_run_card_in_jupyterlab_and_notebook_7(tmp_path):
         nb7_card = card_of(nb7_cells, NB7_CELL)
         expect(nb7_card.locator('button[data-act="approve"]')).to_be_enabled(timeout=45_000)
         nb7_card.locator('button[data-act="approve"]').click()
-        expect(nb7_card.locator('.jsbx-card-head .jsbx-status')).to_have_attribute("data-status", "completed")
+        expect(nb7_card.locator(".jsbx-card-head .jsbx-status")).to_have_attribute("data-status", "completed")
         assert "model not found" not in nb7.inner_text("body")
         nb7.screenshot(path=str(SHOTS / "notebook7.png"), full_page=True)
         lab.remember()
         nb7.close()
-        print(f"\nscreenshots: {SHOTS}/lab-light.png, lab-dark.png, notebook7.png; big card saved {big_size} bytes; "
-              f"{time.monotonic() - started:.1f} s before shutdown")
+        print(
+            f"\nscreenshots: {SHOTS}/lab-light.png, lab-dark.png, notebook7.png; big card saved {big_size} bytes; "
+            f"{time.monotonic() - started:.1f} s before shutdown"
+        )
     except BaseException as exc:
         if page is not None:
             try:

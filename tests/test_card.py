@@ -31,10 +31,18 @@ def sb():
 def node_card_html(doc: dict) -> str:
     node = shutil.which("node")
     assert node, "node is needed to run card.js as the browser does"
-    script = (f"import {{ cardHtml }} from {json.dumps(CARD_JS.as_uri())};import fs from 'node:fs';"
-              "process.stdout.write(cardHtml(JSON.parse(fs.readFileSync(0, 'utf8'))));")
-    return subprocess.run([node, "--input-type=module", "-e", script], input=json.dumps(doc), capture_output=True,
-                          text=True, timeout=60, check=True).stdout
+    script = (
+        f"import {{ cardHtml }} from {json.dumps(CARD_JS.as_uri())};import fs from 'node:fs';"
+        "process.stdout.write(cardHtml(JSON.parse(fs.readFileSync(0, 'utf8'))));"
+    )
+    return subprocess.run(
+        [node, "--input-type=module", "-e", script],
+        input=json.dumps(doc),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
 
 
 def body(static: str) -> str:
@@ -43,8 +51,9 @@ def body(static: str) -> str:
 
 def test_the_static_html_is_what_the_browser_renderer_draws(sb):
     try:
-        sb.eval("console.log('<b>hi</b>')\nfor (let i = 0; i < 5; i++) await actions.inc(i)\n"
-                "return await actions.send('x')")
+        sb.eval(
+            "console.log('<b>hi</b>')\nfor (let i = 0; i < 5; i++) await actions.inc(i)\nreturn await actions.send('x')"
+        )
     except Exception as exc:
         run_id = exc.run_id
     doc = card_document(sb, run_id)
@@ -60,8 +69,9 @@ def test_consecutive_calls_of_one_action_are_one_row(sb):
 
 
 def test_a_5000_entry_run_saves_under_256_kb(sb):
-    source = ("for (let i = 0; i < 1200; i++) { await actions.inc(i); console.log('line ' + i) }\n"
-              "return 'x'.repeat(100000)")
+    source = (
+        "for (let i = 0; i < 1200; i++) { await actions.inc(i); console.log('line ' + i) }\nreturn 'x'.repeat(100000)"
+    )
     from jupyter_sandbox import Limits
 
     result = sb.eval(source, limits=Limits(journal_entries=6000))
@@ -73,11 +83,15 @@ def test_a_5000_entry_run_saves_under_256_kb(sb):
 
 
 def test_a_call_answered_later_counts_its_time_from_the_resume_not_the_human_wait():
-    doc = {"attempts": [{"n": 1, "started": 0.0}, {"n": 2, "started": 11.0}], "entries": [
-        {"seq": 0, "kind": "call", "attempt": 1, "at": 1.0, "slot": 0, "name": "send_email", "input": {}},
-        {"seq": 1, "kind": "interrupt", "attempt": 1, "at": 1.1, "slot": 0, "id": "r:0", "approval": True},
-        {"seq": 2, "kind": "answer", "attempt": 2, "at": 11.1, "slot": 0, "id": "r:0", "value": True},
-        {"seq": 3, "kind": "result", "attempt": 2, "at": 11.2, "slot": 0, "ok": True, "value": 1}]}
+    doc = {
+        "attempts": [{"n": 1, "started": 0.0}, {"n": 2, "started": 11.0}],
+        "entries": [
+            {"seq": 0, "kind": "call", "attempt": 1, "at": 1.0, "slot": 0, "name": "send_email", "input": {}},
+            {"seq": 1, "kind": "interrupt", "attempt": 1, "at": 1.1, "slot": 0, "id": "r:0", "approval": True},
+            {"seq": 2, "kind": "answer", "attempt": 2, "at": 11.1, "slot": 0, "id": "r:0", "value": True},
+            {"seq": 3, "kind": "result", "attempt": 2, "at": 11.2, "slot": 0, "ok": True, "value": 1},
+        ],
+    }
     (row,) = _rows(doc, group=True)
     assert row["took"] == pytest.approx(0.2) and row["waited"] == pytest.approx(10.0) and row["a"] == 2
     shown = node_card_html({"run_id": "r", "rows": [row], "attempts": doc["attempts"]})
@@ -112,20 +126,38 @@ def test_a_long_row_list_is_windowed_in_the_browser_and_whole_in_the_static_html
     doc = {"run_id": "r", "rows": rows, "attempts": [{"n": 1}], "entries": 200}
     assert card_html(doc).count('class="jsbx-row ') == 200
     node = shutil.which("node")
-    script = (f"import {{ cardHtml }} from {json.dumps(CARD_JS.as_uri())};import fs from 'node:fs';"
-              "process.stdout.write(cardHtml(JSON.parse(fs.readFileSync(0, 'utf8')), {windowed: true}));")
-    windowed = subprocess.run([node, "--input-type=module", "-e", script], input=json.dumps(doc),
-                              capture_output=True, text=True, timeout=60, check=True).stdout
+    script = (
+        f"import {{ cardHtml }} from {json.dumps(CARD_JS.as_uri())};import fs from 'node:fs';"
+        "process.stdout.write(cardHtml(JSON.parse(fs.readFileSync(0, 'utf8')), {windowed: true}));"
+    )
+    windowed = subprocess.run(
+        [node, "--input-type=module", "-e", script],
+        input=json.dumps(doc),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
     assert windowed.count('class="jsbx-row ') < 30 and 'data-rows="200"' in windowed
 
 
 @given(st.text(max_size=40))
 def test_every_value_is_escaped(tail):
     text = "<zz " + tail  # a tag the card never writes
-    rows = [{"k": "console", "seq": 0, "a": 1, "level": "log", "msg": text},
-            {"k": "call", "seq": 1, "a": 1, "name": text, "in": {"p": text}, "ok": True}]
-    doc = {"run_id": text, "name": text, "status": text, "rows": rows, "attempts": [], "entries": 2,
-           "console": [{"level": "log", "msg": text}], "console_total": 1}
+    rows = [
+        {"k": "console", "seq": 0, "a": 1, "level": "log", "msg": text},
+        {"k": "call", "seq": 1, "a": 1, "name": text, "in": {"p": text}, "ok": True},
+    ]
+    doc = {
+        "run_id": text,
+        "name": text,
+        "status": text,
+        "rows": rows,
+        "attempts": [],
+        "entries": 2,
+        "console": [{"level": "log", "msg": text}],
+        "console_total": 1,
+    }
     shown = body(card_html(doc))
     assert htmllib.escape(text, quote=True).replace("&#x27;", "&#39;") in shown
     assert "<zz" not in shown

@@ -51,28 +51,33 @@ def test_a_model_parameter_gives_the_models_schema_as_the_input():
 
     entry = spec(send)
     assert entry.input_schema == Email.model_json_schema()
-    assert entry.output_schema["properties"] == {"sent": {"title": "Sent", "type": "boolean"},
-                                                 "id": {"title": "Id", "type": "string"}}
+    assert entry.output_schema["properties"] == {
+        "sent": {"title": "Sent", "type": "boolean"},
+        "id": {"title": "Id", "type": "string"},
+    }
     assert entry.input_optional is False
 
 
-@pytest.mark.parametrize("hint, value, valid", [
-    (Sent, {"sent": True, "id": "x"}, True),
-    (Sent, {"sent": True}, False),
-    (Point, {"x": 1, "y": 2.5}, True),
-    (Point, {"x": "far"}, False),
-    (Literal["fast", "slow"], "fast", True),
-    (Literal["fast", "slow"], "medium", False),
-    (Optional[int], None, True),  # noqa: UP045 (the typing forms themselves are tested)
-    (Optional[int], "x", False),  # noqa: UP045 (the typing forms themselves are tested)
-    (Union[int, str], "x", True),  # noqa: UP007 (the typing forms themselves are tested)
-    (Union[int, str], [1], False),  # noqa: UP007 (the typing forms themselves are tested)
-    (list[Point], [{"x": 0, "y": 0}], True),
-    (tuple[int, str], [1, "a"], True),
-    (tuple[int, str], [1, "a", 3], False),
-    (Color, "red", True),
-    (Color, "green", False),
-])
+@pytest.mark.parametrize(
+    "hint, value, valid",
+    [
+        (Sent, {"sent": True, "id": "x"}, True),
+        (Sent, {"sent": True}, False),
+        (Point, {"x": 1, "y": 2.5}, True),
+        (Point, {"x": "far"}, False),
+        (Literal["fast", "slow"], "fast", True),
+        (Literal["fast", "slow"], "medium", False),
+        (Optional[int], None, True),  # noqa: UP045 (the typing forms themselves are tested)
+        (Optional[int], "x", False),  # noqa: UP045 (the typing forms themselves are tested)
+        (Union[int, str], "x", True),  # noqa: UP007 (the typing forms themselves are tested)
+        (Union[int, str], [1], False),  # noqa: UP007 (the typing forms themselves are tested)
+        (list[Point], [{"x": 0, "y": 0}], True),
+        (tuple[int, str], [1, "a"], True),
+        (tuple[int, str], [1, "a", 3], False),
+        (Color, "red", True),
+        (Color, "green", False),
+    ],
+)
 def test_each_kind_of_hint_validates_as_pydantic_does(hint, value, valid):
     def act(value: hint): ...  # type: ignore[valid-type]
 
@@ -104,7 +109,9 @@ def test_parameters_named_like_pydantic_attributes_are_ordinary_fields():
     entry = spec(odd)
     assert set(entry.input_schema["properties"]) == {"json", "model_config", "_private"}
     assert entry.arguments(entry.validate({"json": "a", "model_config": 1})) == (
-        (), {"json": "a", "model_config": 1, "_private": False})
+        (),
+        {"json": "a", "model_config": 1, "_private": False},
+    )
 
 
 def test_keyword_only_parameters_are_fields_too():
@@ -200,8 +207,10 @@ def test_a_class_pydantic_cannot_describe_leaves_that_side_unknown_with_a_warnin
 
     with pytest.warns(UserWarning) as caught:
         sb.action(act)
-    assert [str(w.message).split(" (")[0] for w in caught] == ["action act: its input is unchecked",
-                                                               "action act: its output is undeclared"]
+    assert [str(w.message).split(" (")[0] for w in caught] == [
+        "action act: its input is unchecked",
+        "action act: its output is undeclared",
+    ]
     assert sb.catalog(["act"])[0].input_schema is None
     assert sb.eval("return await actions.act(1)").output == {"ok": True}
 
@@ -232,9 +241,14 @@ def test_an_invalid_input_is_an_action_error_the_script_catches_with_its_issues(
     result = mail.eval("""
         try { await actions.send({to: 42}); } catch (e) { return [e.name, e.action, e.issues]; }
     """)
-    assert result.output == ["ActionError", "send", [
-        {"path": "$.to", "message": "Input should be a valid string (got 42)"},
-        {"path": "$.body", "message": "Field required"}]]
+    assert result.output == [
+        "ActionError",
+        "send",
+        [
+            {"path": "$.to", "message": "Input should be a valid string (got 42)"},
+            {"path": "$.body", "message": "Field required"},
+        ],
+    ]
     assert mail.sent == []  # refused before the action ran
 
 
@@ -295,8 +309,10 @@ def test_results_are_converted_to_json_by_pydantic(sb):
         return {"day": datetime.date(2026, 1, 2), "color": Color.BLUE}
 
     output = sb.eval("return [await actions.make(), await actions.loose(1)]").output
-    assert output == [{"when": "2026-01-02T03:04:00", "color": "red", "id": str(uuid.UUID(int=7)),
-                       "at": {"x": 1.0, "y": 2.0}}, {"day": "2026-01-02", "color": "blue"}]
+    assert output == [
+        {"when": "2026-01-02T03:04:00", "color": "red", "id": str(uuid.UUID(int=7)), "at": {"x": 1.0, "y": 2.0}},
+        {"day": "2026-01-02", "color": "blue"},
+    ]
 
 
 def test_a_result_pydantic_cannot_convert_is_an_action_error_naming_the_action(sb):
@@ -360,9 +376,13 @@ def test_untyped_actions_behave_as_before(sb):
         sb.eval("await actions.raw(1)")
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=8),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
-                               ["to", "body", "urgent", "x"]), inner, max_size=4), max_leaves=8)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["to", "body", "urgent", "x"]), inner, max_size=4)
+    ),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=40)
@@ -394,6 +414,7 @@ def test_the_notebooks_decorator_takes_explicit_schemas_too():
 
     defaults.set_default_store(":memory:")
     try:
+
         @jupyter_sandbox.action(name="scored", input_schema={"type": "integer", "maximum": 10})
         def scored(n):
             return n

@@ -128,19 +128,21 @@ def test_a_run_with_no_effects_has_nothing_to_check_and_says_so(sb):
 
 # -- for all runs: a finished run's check reaches every recorded effect ------------------------------------
 
-STATEMENTS = st.sampled_from([
-    "await actions.work({n});",
-    "await ctx.sleep({n});",
-    "Date.now();",
-    "Math.random();",
-    "await ctx.now();",
-    "await Promise.race([actions.work({n}), ctx.sleep(600000)]);",
-    "await Promise.race([ctx.sleep(1), actions.gate({n}).catch(() => 0)]);",
-    "await ctx.parallel([() => actions.work({n}), () => ctx.sleep(2)]);",
-    "await ctx.waitForEvent({{k: {n}}}, {{timeout: 3}});",
-    "await ctx.step('s{n}', () => actions.work({n}));",
-    "console.log('line {n}');",
-])
+STATEMENTS = st.sampled_from(
+    [
+        "await actions.work({n});",
+        "await ctx.sleep({n});",
+        "Date.now();",
+        "Math.random();",
+        "await ctx.now();",
+        "await Promise.race([actions.work({n}), ctx.sleep(600000)]);",
+        "await Promise.race([ctx.sleep(1), actions.gate({n}).catch(() => 0)]);",
+        "await ctx.parallel([() => actions.work({n}), () => ctx.sleep(2)]);",
+        "await ctx.waitForEvent({{k: {n}}}, {{timeout: 3}});",
+        "await ctx.step('s{n}', () => actions.work({n}));",
+        "console.log('line {n}');",
+    ]
+)
 
 
 @settings(max_examples=40)

@@ -41,10 +41,18 @@ def click_approve(client, cell):
     text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
     run_id, interrupt_id = re.search(r"card (\S+) (\S+)", text).groups()
     comm_id, send = uuid.uuid4().hex, client.kc.shell_channel.send
-    send(client.kc.session.msg("comm_open", {"comm_id": comm_id, "target_name": "jupyter_sandbox.card",
-                                             "data": {"run_id": run_id, "store": None}}))
-    send(client.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {
-        "type": "answer", "interrupt_id": interrupt_id, "choice": "approve"}}))
+    send(
+        client.kc.session.msg(
+            "comm_open",
+            {"comm_id": comm_id, "target_name": "jupyter_sandbox.card", "data": {"run_id": run_id, "store": None}},
+        )
+    )
+    send(
+        client.kc.session.msg(
+            "comm_msg",
+            {"comm_id": comm_id, "data": {"type": "answer", "interrupt_id": interrupt_id, "choice": "approve"}},
+        )
+    )
 
 
 SETUP = '''
@@ -112,7 +120,7 @@ def agent(messages):
 messages = [{"role": "user", "content": "Tell Ada about her refund."}]
 '''
 
-PAUSE = '''
+PAUSE = """
 paused = agent(messages)
 assert paused.status == "paused", paused.content
 assert "- $.subject: Field required" in seen[0] and ">    1 | return await actions.send_email" in seen[0], seen
@@ -121,9 +129,9 @@ display(paused)  # the run's card, with its approval
 card = cards()[-1]
 assert card.run_id == paused.run_id
 print("card", card.run_id, card.doc["pending"][0]["id"])
-'''
+"""
 
-CONTINUE = '''
+CONTINUE = """
 done = tool.result(paused.run_id)
 assert done.status == "completed" and done.output == {"sent": "ada@example.com"}, done.content
 messages.append(tool_result(messages[-1]["content"][-1].id, done))
@@ -133,7 +141,7 @@ assert '"sent": "ada@example.com"' in seen[-1], seen
 assert ran == {"find_customer": 1, "send_email": ["ada@example.com"]}, ran  # each action ran exactly once
 assert cards()[-1].doc["status"] == "completed" and cards()[-1].doc["answered"][0]["approved"]
 print("done", len(jupyter_sandbox.default_sandbox().run(paused.run_id).attempts))
-'''
+"""
 
 
 def test_a_scripted_agent_fixes_its_script_pauses_is_approved_in_the_card_and_completes(tmp_path):

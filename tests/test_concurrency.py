@@ -105,8 +105,15 @@ def test_processes_sharing_one_store(tmp_path, store_url):
     effects.touch()
     Sandbox(store).close()
     program.write_text(stress.PROC_CHILD.format(root=str(ROOT), conc_source=SOURCE))
-    procs = [subprocess.Popen([sys.executable, str(program), str(store), str(effects), "runs", "6"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(program), str(store), str(effects), "runs", "6"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
     outputs = {}
     for p in procs:
         stdout, stderr = p.communicate(timeout=120)
@@ -179,8 +186,15 @@ def test_double_approvals_from_processes_execute_once(tmp_path, store_url):
     sb.close()
     idfile = tmp_path / "ids.json"
     idfile.write_text(json.dumps(ids))
-    procs = [subprocess.Popen([sys.executable, str(program), str(store), str(effects), "approve", str(idfile)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(program), str(store), str(effects), "approve", str(idfile)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
     outcomes: collections.Counter = collections.Counter()
     for p in procs:
         stdout, stderr = p.communicate(timeout=120)
@@ -236,8 +250,9 @@ def test_a_second_click_with_the_same_call_log_does_not_pay_twice(sb):
     outcomes = []
     for _ in range(2):  # a double click on the approval panel, the seed-004 way
         try:
-            outcomes.append(sb.eval(source, call_log=it.call_log, resume=Resume(position=it.position,
-                                                                                value=True)).run_id)
+            outcomes.append(
+                sb.eval(source, call_log=it.call_log, resume=Resume(position=it.position, value=True)).run_id
+            )
         except SandboxError as exc:
             outcomes.append(type(exc).__name__)
     assert sum(n for key, n in calls.items() if key[0] == "pay") == 1, (dict(calls), outcomes)

@@ -98,8 +98,9 @@ def test_a_killed_runs_lease_is_taken_over_only_when_its_process_is_gone(store_u
     sb = Sandbox(store_url)
     sb.action(lambda x: x, name="effect")
     run_id = sb.eval("return 1").run_id
-    sb.store.update_run(run_id, status="running", owner="otherhost-but-same:1:x".replace(
-        "otherhost-but-same", os.uname().nodename))  # pid 1 is alive: its lease holds
+    sb.store.update_run(
+        run_id, status="running", owner="otherhost-but-same:1:x".replace("otherhost-but-same", os.uname().nodename)
+    )  # pid 1 is alive: its lease holds
     with pytest.raises(RunBusyError):
         sb.store.claim(run_id, ("interrupted",), source_hash="")
     sb.store.update_run(run_id, owner=f"{os.uname().nodename}:999999:dead")  # no such process

@@ -39,8 +39,9 @@ def kinds(sb, run_id, kind):
 
 
 def test_ctx_call_description_is_stored_outside_the_key(gated):
-    it, result = run_through_gate(gated, "await ctx.call('work', 1, {description: 'Do the work'}); "
-                                         "return await actions.gate(0)")
+    it, result = run_through_gate(
+        gated, "await ctx.call('work', 1, {description: 'Do the work'}); return await actions.gate(0)"
+    )
     call = kinds(gated, it.run_id, "call")[0]
     assert call["description"] == "Do the work" and call["key"] == "tool|work|1"
     assert gated.work_calls == [1]
@@ -59,15 +60,22 @@ def test_step_journals_start_and_end_with_outcome_and_nests(gated):
     it, result = run_through_gate(gated, source)
     assert result.output == "did a"
     steps = [(e["label"], e["phase"], e.get("outcome"), e["parent"]) for e in kinds(gated, it.run_id, "step")]
-    assert steps == [("outer", "start", None, None), ("inner", "start", None, 1), ("inner", "end", "ok", 1),
-                     ("outer", "end", "ok", None), ("failing", "start", None, None),
-                     ("failing", "end", "error", None)]
+    assert steps == [
+        ("outer", "start", None, None),
+        ("inner", "start", None, 1),
+        ("inner", "end", "ok", 1),
+        ("outer", "end", "ok", None),
+        ("failing", "start", None, None),
+        ("failing", "end", "error", None),
+    ]
     assert gated.work_calls == ["a"]
 
 
 def test_plan_publishes_a_checklist_and_a_later_plan_replaces_it(gated):
-    source = "ctx.plan(['fetch', 'draft']); await actions.gate(0); " \
-             "ctx.plan([{title: 'fetch', done: true}, {title: 'draft', done: false}]); return 1"
+    source = (
+        "ctx.plan(['fetch', 'draft']); await actions.gate(0); "
+        "ctx.plan([{title: 'fetch', done: true}, {title: 'draft', done: false}]); return 1"
+    )
     it, _ = run_through_gate(gated, source)
     plans = [e["plan"] for e in kinds(gated, it.run_id, "plan")]
     assert plans == [["fetch", "draft"], [{"done": True, "title": "fetch"}, {"done": False, "title": "draft"}]]
@@ -79,8 +87,9 @@ def test_plan_must_be_a_list(sb):
 
 
 def test_parallel_has_promise_all_semantics(gated):
-    source = "const r = await ctx.parallel([() => actions.work(1), () => actions.work(2)]);" \
-             " await actions.gate(0); return r"
+    source = (
+        "const r = await ctx.parallel([() => actions.work(1), () => actions.work(2)]); await actions.gate(0); return r"
+    )
     _, result = run_through_gate(gated, source)
     assert result.output == ["did 1", "did 2"]
     assert gated.work_calls == [1, 2]
@@ -91,8 +100,10 @@ def test_parallel_settled_has_all_settled_semantics(gated):
     def fail(_):
         raise KeyError("k")
 
-    source = "const r = await ctx.parallelSettled([() => actions.work(1), () => actions.fail(2)]);" \
-             " await actions.gate(0); return r.map(x => x.status + ':' + (x.value || x.reason.message))"
+    source = (
+        "const r = await ctx.parallelSettled([() => actions.work(1), () => actions.fail(2)]);"
+        " await actions.gate(0); return r.map(x => x.status + ':' + (x.value || x.reason.message))"
+    )
     _, result = run_through_gate(gated, source)
     assert result.output == ["fulfilled:did 1", "rejected:KeyError: 'k'"]
 
@@ -159,6 +170,7 @@ def test_progress_goes_to_on_progress_and_is_never_replayed():
 
 
 # -- timers -------------------------------------------------------------------------
+
 
 def test_a_short_sleep_waits_in_place(clock):
     sb = Sandbox(clock=clock)
@@ -291,6 +303,7 @@ def test_concurrent_signals_are_each_delivered_exactly_once(clock):
 
 # -- child runs -------------------------------------------------------------------------
 
+
 def test_delegate_runs_a_script_child_and_returns_its_output(gated):
     result = gated.eval("return await ctx.delegate({script: 'return ctx.input * 2', input: 21, name: 'double'})")
     assert result.output == 42
@@ -299,8 +312,10 @@ def test_delegate_runs_a_script_child_and_returns_its_output(gated):
 
 
 def test_a_failing_child_throws_an_action_error(sb):
-    result = sb.eval("try { await ctx.delegate({script: 'throw new Error(\"child broke\")'}) }"
-                     " catch (e) { return [e instanceof ActionError, e.message] }")
+    result = sb.eval(
+        "try { await ctx.delegate({script: 'throw new Error(\"child broke\")'}) }"
+        " catch (e) { return [e instanceof ActionError, e.message] }"
+    )
     assert result.output[0] is True and "child broke" in result.output[1]
 
 
@@ -323,8 +338,11 @@ def test_answering_a_child_interrupt_by_position_reaches_the_child(gated):
     from jupyter_sandbox import Resume
 
     it = info.value
-    result = gated.eval("return await ctx.delegate({script: 'return await actions.gate(1)'})",
-                        call_log=it.call_log, resume=Resume(position=it.position, value="via position"))
+    result = gated.eval(
+        "return await ctx.delegate({script: 'return await actions.gate(1)'})",
+        call_log=it.call_log,
+        resume=Resume(position=it.position, value="via position"),
+    )
     assert result.output == "via position"
 
 
@@ -350,6 +368,7 @@ def test_an_unknown_agent_is_an_action_error(sb):
 
 
 # -- continueAsNew ----------------------------------------------------------------------
+
 
 def test_continue_as_new_across_three_generations_past_a_small_cap():
     from jupyter_sandbox import Limits

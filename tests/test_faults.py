@@ -21,11 +21,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from store_backends import query
+from stress_module import stress
 
 from jupyter_sandbox import RunBusyError, Sandbox, SandboxError, SandboxInterrupt, StoreError
-
-from store_backends import query  # noqa: E402  (tests/store_backends.py)
-from stress_module import stress  # noqa: E402  (bench/stress, loaded once)
 
 BULKY = "for (let i = 0; i < 300; i++) await actions.bulky(i); return 'done'"
 on_both = pytest.mark.parametrize("good_target", ["sqlite", "postgres"], indirect=True)
@@ -182,8 +181,10 @@ def use_store(path: Path) -> list[str]:
     return statuses
 
 
-@pytest.mark.parametrize("content", [b"\x00" * 100, b"hello, not a database\n" * 100, bytes(range(256)) * 20,
-                                     b"SQLite format 3\x00" + b"\xff" * 2000])
+@pytest.mark.parametrize(
+    "content",
+    [b"\x00" * 100, b"hello, not a database\n" * 100, bytes(range(256)) * 20, b"SQLite format 3\x00" + b"\xff" * 2000],
+)
 @pytest.mark.sqlite_only
 def test_a_file_that_is_not_a_store_is_a_store_error(tmp_path, content):
     path = tmp_path / "runs.sqlite"
@@ -240,8 +241,16 @@ def test_a_corrupt_journal_entry_is_a_store_error(good_store, junk):
 # Found before e500f0a (fixed there; this test now guards it): store._row_to_run decodes the runs table's CBOR
 # blobs without mapping errors (bare cbor2.CBORDecodeError/EOF) or checking types (options decoded to an int ->
 # AttributeError 'int' object has no attribute 'get')
-@pytest.mark.parametrize("column, junk", [("output", b"\xff\x00\xff"), ("input", b"\x9f"), ("options", b"\x01"),
-                                          ("options", b"\x5a\xff\xff\x00\x00"), ("output", b"\x62\xe9\x41")])
+@pytest.mark.parametrize(
+    "column, junk",
+    [
+        ("output", b"\xff\x00\xff"),
+        ("input", b"\x9f"),
+        ("options", b"\x01"),
+        ("options", b"\x5a\xff\xff\x00\x00"),
+        ("output", b"\x62\xe9\x41"),
+    ],
+)
 @on_both
 def test_a_corrupt_run_row_is_a_store_error(good_store, column, junk):
     query(str(good_store), f"UPDATE runs SET {column} = ?", (junk,))
@@ -251,8 +260,11 @@ def test_a_corrupt_run_row_is_a_store_error(good_store, column, junk):
 
 # Found before e500f0a (fixed there; this test now guards it): Store.__init__ does int(schema_version) unguarded
 # (bare ValueError) and Path.mkdir on a parent that is a file raises a bare FileExistsError
-@pytest.mark.parametrize("good_target, how", [("sqlite", "schema-not-a-number"), ("postgres", "schema-not-a-number"),
-                                             ("sqlite", "parent-is-a-file")], indirect=["good_target"])
+@pytest.mark.parametrize(
+    "good_target, how",
+    [("sqlite", "schema-not-a-number"), ("postgres", "schema-not-a-number"), ("sqlite", "parent-is-a-file")],
+    indirect=["good_target"],
+)
 def test_odd_store_paths_and_schemas_are_store_errors(good_store, how):
     if how == "schema-not-a-number":
         query(str(good_store), "UPDATE meta SET value = 'abc'")

@@ -41,7 +41,9 @@ def test_check_on_a_deterministic_finished_run_says_so_and_executes_nothing(gate
 
 def test_check_on_a_source_edited_into_nondeterminism_reports_the_position(gated):
     result = gated.eval("await actions.work(1); await actions.work(2)")
-    report = gated.check(result.run_id, source="await actions.work(1);\nif (Math.random() > 2) {} await actions.work(2)")
+    report = gated.check(
+        result.run_id, source="await actions.work(1);\nif (Math.random() > 2) {} await actions.work(2)"
+    )
     assert not report.deterministic
     assert report.mismatch.position == 1
     assert report.mismatch.attempted["type"] == "random" and report.mismatch.recorded["name"] == "work"

@@ -23,8 +23,10 @@ FRAGMENTS = "\n".join((JS_DIR / name).read_text() for name in ("dateparse.js", "
 NOW = 1700000000123  # 2023-11-14T22:13:20.123Z, a Tuesday
 # Each call neutralises the one intrinsic Date.prototype in place (its constructor is the last
 # Date made), so D is made last; HOST_HOURS is read from the intrinsic before either.
-PRELUDE = (f"const HOST_HOURS = new Date(0).getHours();"
-           f"const S = makeStrictDate(Date); const D = makeRecordedDate(Date, () => {NOW});")
+PRELUDE = (
+    f"const HOST_HOURS = new Date(0).getHours();"
+    f"const S = makeStrictDate(Date); const D = makeRecordedDate(Date, () => {NOW});"
+)
 
 
 def js(expression: str, setup: str = ""):
@@ -68,7 +70,9 @@ def test_date_called_without_new_is_the_recorded_now_as_a_string():
 
 def test_deterministic_constructors_do_not_read_the_clock():
     setup = "const C = makeRecordedDate(Date, () => { throw new Error('clock read') });"
-    assert js("[new C(0).getTime(), new C(2020, 0, 1).getTime(), new C('2020-01-01').getTime(), C.UTC(2020, 0)]", setup) == [
+    assert js(
+        "[new C(0).getTime(), new C(2020, 0, 1).getTime(), new C('2020-01-01').getTime(), C.UTC(2020, 0)]", setup
+    ) == [
         0,
         1577836800000,
         1577836800000,
@@ -83,7 +87,9 @@ def test_strict_date_refuses_to_read_the_clock_with_a_hint():
 
 
 def test_strict_date_keeps_deterministic_uses_in_utc():
-    assert js("[new S(0).getTime(), new S(2020, 0, 1, 5).getHours(), S.UTC(2020, 0, 1), S.parse('2020-01-01T00:00')]") == [
+    assert js(
+        "[new S(0).getTime(), new S(2020, 0, 1, 5).getHours(), S.UTC(2020, 0, 1), S.parse('2020-01-01T00:00')]"
+    ) == [
         0,
         5,
         1577836800000,
@@ -147,7 +153,9 @@ def test_to_string_renders_utc():
 
 def test_locale_strings_are_a_fixed_utc_rendering():
     d = f"new D({NOW})"
-    assert js(f"[{d}.toLocaleString(), {d}.toLocaleDateString('de-DE'), {d}.toLocaleTimeString(), new D(0).toLocaleTimeString()]") == [
+    assert js(
+        f"[{d}.toLocaleString(), {d}.toLocaleDateString('de-DE'), {d}.toLocaleTimeString(), new D(0).toLocaleTimeString()]"
+    ) == [
         "11/14/2023, 10:13:20 PM",
         "11/14/2023",
         "10:13:20 PM",
@@ -201,17 +209,28 @@ def test_the_intrinsic_date_is_neutralised_in_place():
     # falls back to it), so that object itself must be harmless: UTC methods, our
     # constructor, and the intrinsic constructor's statics replaced as well.
     setup = "const Intrinsic = Date, proto = Date.prototype; const C = makeRecordedDate(Date, () => 42);"
-    assert js("[C.prototype === proto, proto.constructor === C, proto.getHours === proto.getUTCHours,"
-              " proto.setMonth === proto.setUTCMonth, Intrinsic.now(), Intrinsic.parse === C.parse,"
-              " Intrinsic.parse('2020-01-01T00:00'), proto.toString.call(new Intrinsic(0))]", setup) == [
-        True, True, True, True, 42, True, 1577836800000,
-        "Thu Jan 01 1970 00:00:00 GMT+0000 (Coordinated Universal Time)"]
+    assert js(
+        "[C.prototype === proto, proto.constructor === C, proto.getHours === proto.getUTCHours,"
+        " proto.setMonth === proto.setUTCMonth, Intrinsic.now(), Intrinsic.parse === C.parse,"
+        " Intrinsic.parse('2020-01-01T00:00'), proto.toString.call(new Intrinsic(0))]",
+        setup,
+    ) == [
+        True,
+        True,
+        True,
+        True,
+        42,
+        True,
+        1577836800000,
+        "Thu Jan 01 1970 00:00:00 GMT+0000 (Coordinated Universal Time)",
+    ]
 
 
 def test_the_construct_protocol_fallback_yields_the_neutralised_prototype():
     setup = "function NT() {} NT.prototype = 0; const d = Reflect.construct(D, [0], NT);"
-    assert js("[Object.getPrototypeOf(d) === D.prototype, d.constructor === D, d.getHours(), d.constructor.now()]",
-              setup) == [True, True, 0, NOW]
+    assert js(
+        "[Object.getPrototypeOf(d) === D.prototype, d.constructor === D, d.getHours(), d.constructor.now()]", setup
+    ) == [True, True, 0, NOW]
 
 
 # --- Date: the host's timezone does not leak ---------------------------------
@@ -297,7 +316,9 @@ def test_encode_writes_utf8(text, expected):
 
 
 def test_encode_returns_a_uint8array_of_the_exact_length():
-    assert js("((u) => [u instanceof Uint8Array, u.length, u.buffer.byteLength])(new TextEncoder().encode('aé€😀'))") == [
+    assert js(
+        "((u) => [u instanceof Uint8Array, u.length, u.buffer.byteLength])(new TextEncoder().encode('aé€😀'))"
+    ) == [
         True,
         10,
         10,
@@ -310,8 +331,10 @@ def test_lone_surrogates_encode_as_replacement_character():
 
 def test_encoding_matches_python_for_all_planes():
     rng = random.Random(7)
-    text = "".join(chr(rng.choice([rng.randrange(0x80), rng.randrange(0x80, 0xD800), rng.randrange(0xE000, 0x110000)]))
-                   for _ in range(2000))
+    text = "".join(
+        chr(rng.choice([rng.randrange(0x80), rng.randrange(0x80, 0xD800), rng.randrange(0xE000, 0x110000)]))
+        for _ in range(2000)
+    )
     assert bytes(js(f"Array.from(new TextEncoder().encode({json.dumps(text)}))")) == text.encode("utf-8")
 
 
@@ -356,7 +379,9 @@ def test_decoding_matches_python_replacement_for_random_bytes():
     rng = random.Random(1)
     interesting = [0x41, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF]
     samples = [bytes(rng.choice(interesting) for _ in range(rng.randint(1, 10))) for _ in range(300)]
-    decoded = js(f"{[list(s) for s in samples]}.map((b) => Array.from(new TextDecoder('utf-8', {{ignoreBOM: true}}).decode(new Uint8Array(b)), (c) => c.codePointAt(0)))")
+    decoded = js(
+        f"{[list(s) for s in samples]}.map((b) => Array.from(new TextDecoder('utf-8', {{ignoreBOM: true}}).decode(new Uint8Array(b)), (c) => c.codePointAt(0)))"
+    )
     assert decoded == [[ord(c) for c in s.decode("utf-8", "replace")] for s in samples]
 
 
@@ -372,7 +397,11 @@ def test_fatal_mode_decodes_valid_input():
 
 def test_streaming_decode_joins_a_split_sequence():
     setup = "const dec = new TextDecoder(); const part = (b, stream) => dec.decode(new Uint8Array(b), {stream});"
-    assert js("[part([0x61, 0xF0, 0x9F], true), part([0x98], true), part([0x80, 0x62], false)]", setup) == ["a", "", "😀b"]
+    assert js("[part([0x61, 0xF0, 0x9F], true), part([0x98], true), part([0x80, 0x62], false)]", setup) == [
+        "a",
+        "",
+        "😀b",
+    ]
 
 
 def test_ending_a_stream_inside_a_sequence_gives_a_replacement_character():
@@ -390,7 +419,9 @@ def test_leading_bom_is_skipped():
 
 
 def test_bom_is_kept_with_ignore_bom_or_when_not_leading():
-    assert js("new TextDecoder('utf-8', {ignoreBOM: true}).decode(new Uint8Array([0xEF, 0xBB, 0xBF, 0x41]))") == "\ufeffA"
+    assert (
+        js("new TextDecoder('utf-8', {ignoreBOM: true}).decode(new Uint8Array([0xEF, 0xBB, 0xBF, 0x41]))") == "\ufeffA"
+    )
     assert js("new TextDecoder().decode(new Uint8Array([0x41, 0xEF, 0xBB, 0xBF]))") == "A\ufeff"
 
 

@@ -42,8 +42,13 @@ def test_committed_bundle_was_built_from_the_current_sources():
 
 def test_sources_hash_covers_the_shared_timeline_renderer():
     names = {p.relative_to(ROOT).as_posix() for p in _sources_hash_module().source_files()}
-    assert {"jupyter_sandbox/notebook/widgets/static/timeline.js", "jupyter_sandbox/notebook/widgets/static/timeline.css",
-            "labextension/package.json", "labextension/src/index.js", "labextension/src/mime.js"} <= names
+    assert {
+        "jupyter_sandbox/notebook/widgets/static/timeline.js",
+        "jupyter_sandbox/notebook/widgets/static/timeline.css",
+        "labextension/package.json",
+        "labextension/src/index.js",
+        "labextension/src/mime.js",
+    } <= names
 
 
 def test_built_package_is_named_jupyter_sandbox():
@@ -78,8 +83,9 @@ def _installed_with_pip() -> bool:
 @pytest.mark.skipif(not _installed_with_pip(), reason="jupyter_sandbox is not pip-installed (CI installs it)")
 def test_pip_install_makes_the_extension_enabled_in_jupyterlab():
     # This interpreter's jupyter: the one whose environment pip installed into.
-    run = subprocess.run([sys.executable, "-m", "jupyter", "labextension", "list"],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "jupyter", "labextension", "list"], capture_output=True, text=True, timeout=120
+    )
     listing = re.sub(r"\x1b\[[0-9;]*m", "", run.stdout + run.stderr)
     line = next((ln for ln in listing.splitlines() if ln.split()[:1] == ["jupyter-sandbox"]), None)
     assert line is not None, listing

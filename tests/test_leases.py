@@ -75,9 +75,13 @@ def child(tmp_path, store_url):
     effects.touch()
 
     def spawn(*args, env=None):
-        return subprocess.Popen([sys.executable, str(program), store_url, str(effects), *args],
-                                env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        return subprocess.Popen(
+            [sys.executable, str(program), store_url, str(effects), *args],
+            env={**os.environ, **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     spawn.effects = lambda: effects.read_text().splitlines()
     spawn.store = store_url
@@ -179,8 +183,11 @@ def entry(epoch: int, seq: int) -> tuple[Entry, bytes]:
 
 # Every example is a new run in the test's one store (hence function-scoped fixtures are fine).
 @settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.sampled_from(["claim", "append"]), st.integers(0, 3), st.integers(1, 3)),
-                min_size=1, max_size=12))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["claim", "append"]), st.integers(0, 3), st.integers(1, 3)), min_size=1, max_size=12
+    )
+)
 def test_only_the_current_attempt_can_append(store_url, steps):
     """Any interleaving of takeovers and appends (of 1-3 entries, from the current or an older attempt)."""
     sb = Sandbox(store_url)

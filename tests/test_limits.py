@@ -67,8 +67,11 @@ def test_the_fuel_error_names_the_line_of_the_last_call_before_the_loop():
     assert "console.log" in str(info.value)
 
 
-@pytest.mark.xfail(strict=True, reason="LIMIT (quickjs-ng, documented in README): the interrupt's position is the "
-                   "last source position QuickJS recorded, at a call; a loop with no call in it is not named")
+@pytest.mark.xfail(
+    strict=True,
+    reason="LIMIT (quickjs-ng, documented in README): the interrupt's position is the "
+    "last source position QuickJS recorded, at a call; a loop with no call in it is not named",
+)
 def test_the_fuel_error_names_the_loop_that_was_running():
     fast = Sandbox(limits=Limits(fuel_seconds=0.3))
     with pytest.raises(LimitExceeded) as info:

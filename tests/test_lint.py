@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_sandbox.errors import LintError
 from jupyter_sandbox.engine.lint import lint, lint_work
+from jupyter_sandbox.errors import LintError
 
 
 def problems(source: str) -> list[tuple[int, int, str]]:
@@ -29,7 +29,9 @@ def test_fetch_is_rejected_naming_its_line():
     error = lint_error("const url = ctx.input.url\nconst page = await fetch(url)\n")
     assert error.problems == [(2, 20, "fetch", "register a Python action and call it with `await actions.NAME(...)`")]
     assert (error.line, error.column, error.name) == (2, 20, "fetch")
-    assert str(error).startswith("workflow.js:2:20: `fetch` is not available in a sandbox script: register a Python action")
+    assert str(error).startswith(
+        "workflow.js:2:20: `fetch` is not available in a sandbox script: register a Python action"
+    )
 
 
 @pytest.mark.parametrize(
@@ -58,7 +60,9 @@ def test_each_forbidden_name_is_rejected_with_its_hint(source, name, hint):
 )
 def test_static_import_is_rejected(statement):
     error = lint_error(f"const a = 1\n{statement}\n")
-    assert error.problems == [(2, 1, "import", "a script cannot load modules; put the code in the cell or in a Python action")]
+    assert error.problems == [
+        (2, 1, "import", "a script cannot load modules; put the code in the cell or in a Python action")
+    ]
 
 
 def test_dynamic_import_is_rejected():
@@ -165,7 +169,9 @@ def test_call_in_a_block_is_a_use():
 
 
 def test_identifiers_containing_a_name_are_allowed():
-    source = "prefetch(); processed; fetcher; $fetch; fetch_; _fetch; fetch2; importer; exported; requireAll; myglobalThis"
+    source = (
+        "prefetch(); processed; fetcher; $fetch; fetch_; _fetch; fetch2; importer; exported; requireAll; myglobalThis"
+    )
     assert problems(source) == []
 
 
@@ -185,7 +191,7 @@ def test_message_has_caret_under_the_name():
     error = lint_error("const x = 1\n  const y = await fetch(x)\n")
     source_line, caret_line = str(error).splitlines()[-2:]
     assert source_line.endswith("  const y = await fetch(x)")
-    assert source_line[caret_line.index("^"):].startswith("fetch(x)")
+    assert source_line[caret_line.index("^") :].startswith("fetch(x)")
 
 
 def test_crlf_line_endings_count_as_one_line():

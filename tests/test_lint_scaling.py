@@ -42,8 +42,26 @@ PATHOLOGICAL = {
     "forbidden names": " fetch ",
 }
 # Generated sources: a unit of JS punctuation and keywords, tiled.
-TOKENS = [*"/[]\\(){}'\"`$*,;:.+=-!?\n x1#", "${", "*/", "/*", "//", "fetch", "return ", "get ",
-          "async", "...", "f(", "\\/", "\r\n", "\u2028", "process", "a", "++", "typeof "]
+TOKENS = [
+    *"/[]\\(){}'\"`$*,;:.+=-!?\n x1#",
+    "${",
+    "*/",
+    "/*",
+    "//",
+    "fetch",
+    "return ",
+    "get ",
+    "async",
+    "...",
+    "f(",
+    "\\/",
+    "\r\n",
+    "\u2028",
+    "process",
+    "a",
+    "++",
+    "typeof ",
+]
 units = st.lists(st.sampled_from(TOKENS), min_size=1, max_size=12).map("".join)
 # A bound on the work per character that holds for every source (the worst
 # found by search is about 11); a quadratic pass exceeds it within a few KiB.
@@ -118,15 +136,21 @@ def _nested(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 
 expressions = st.recursive(
     st.sampled_from(["a", "items", "$y", "_z", "2", "obj.fetch", "actions.process", "x.y.require", *NAMES]),
-    _nested, max_leaves=6,
+    _nested,
+    max_leaves=6,
 )
 statements = st.one_of(
     st.builds("const v = {};".format, expressions),
     st.builds("{};".format, expressions),
     st.builds("if ({}) {{ {}; }}".format, expressions, expressions),
 )
-text = st.lists(st.sampled_from([*NAMES, " ", "(", ")", "{", "}", "*", "/", "\\", "'", '"', "`", "$", "[", "]",
-                                 "\n", "${", "x", "."]), min_size=1, max_size=12).map("".join)
+text = st.lists(
+    st.sampled_from(
+        [*NAMES, " ", "(", ")", "{", "}", "*", "/", "\\", "'", '"', "`", "$", "[", "]", "\n", "${", "x", "."]
+    ),
+    min_size=1,
+    max_size=12,
+).map("".join)
 
 
 def _escaped(content: str, specials: str) -> str:
@@ -139,8 +163,11 @@ literals = st.one_of(
     text.map(lambda t: "`" + _escaped(t, "\\`$") + "`;"),
     text.map(lambda t: "// " + t.replace("\n", " ")),
     text.map(lambda t: "/* " + t.replace("*", "x") + " */"),
-    st.builds(lambda form, t: form.format(_escaped(t.replace("\n", " "), "\\/[]*")),
-              st.sampled_from(["void /{}/;", "const r = /{}/g;", "f(/{}/);"]), text),
+    st.builds(
+        lambda form, t: form.format(_escaped(t.replace("\n", " "), "\\/[]*")),
+        st.sampled_from(["void /{}/;", "const r = /{}/g;", "f(/{}/);"]),
+        text,
+    ),
 )
 
 
@@ -152,5 +179,6 @@ def test_forbidden_names_only_inside_literals_do_not_change_the_verdict(program,
         lines.append(statement)
     plain, with_literals = problems(lint, "\n".join(program)), problems(lint, "\n".join(lines))
     # Literals are lines of their own: the statements' problems keep their columns.
-    assert [(column, name) for _line, column, name, _hint in plain or []] == \
-           [(column, name) for _line, column, name, _hint in with_literals or []]
+    assert [(column, name) for _line, column, name, _hint in plain or []] == [
+        (column, name) for _line, column, name, _hint in with_literals or []
+    ]

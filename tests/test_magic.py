@@ -121,8 +121,19 @@ def attach(run_id, store=None):
 
 def test_options_are_documented_and_checked(ip):
     doc = SandboxMagics.sandbox_cell.__doc__
-    for option in ("--input", "--out", "--name", "--strict", "--actions", "--fuel", "--memory", "--journal-entries",
-                   "--timeout", "--store", "Approve"):
+    for option in (
+        "--input",
+        "--out",
+        "--name",
+        "--strict",
+        "--actions",
+        "--fuel",
+        "--memory",
+        "--journal-entries",
+        "--timeout",
+        "--store",
+        "Approve",
+    ):
         assert option in doc
     for sub in ("runs", "show", "resume", "signal", "check", "fork", "export", "import", "--reject", "--at"):
         assert sub in SandboxMagics.sandbox_line.__doc__
@@ -257,13 +268,16 @@ def test_answering_replaces_the_pending_panel_in_place(ip):
     doc = shown.doc
     assert doc["pending"] == [] and doc["answered"][0]["approved"] and doc["status"] == "completed"
     html_now = shown.bundle(doc)["text/html"]
-    assert html_now.count('class="jsbx-host jsbx-card"') == 1 and "data-act=\"approve\"" not in html_now
+    assert html_now.count('class="jsbx-host jsbx-card"') == 1 and 'data-act="approve"' not in html_now
     assert len(cards()) == 1  # no new card inside the old one
 
 
 def test_three_answers_leave_one_card_with_three_decisions(ip):
-    cell(ip, "-o out", "const a = []\nfor (const to of ['a', 'b', 'c']) a.push((await actions.send({to})).sent)\n"
-                       "return a")
+    cell(
+        ip,
+        "-o out",
+        "const a = []\nfor (const to of ['a', 'b', 'c']) a.push((await actions.send({to})).sent)\nreturn a",
+    )
     shown = card()
     for _ in range(3):
         shown.approve()
@@ -388,7 +402,7 @@ def test_resume_in_another_cell_refreshes_the_first_card_and_fills_its_out(ip):
 def test_resume_answers_or_rejects(ip):
     cell(ip, "--name a", APPROVE)
     cell(ip, "--name b", APPROVE)
-    cell(ip, "%sandbox resume a --answer '{\"approved\": true, \"input\": {\"to\": \"zoe\"}}' -o out", None)
+    cell(ip, '%sandbox resume a --answer \'{"approved": true, "input": {"to": "zoe"}}\' -o out', None)
     assert ip.user_ns["out"] == {"sent": "zoe"}
     cell(ip, "%sandbox resume b --reject 'not now' -o out", None)
     assert ip.user_ns["out"] == {"rejected": "send was rejected: not now"}
@@ -422,9 +436,9 @@ def test_a_mismatch_in_one_input_field_names_that_field(ip):
 def test_signal_wakes_a_parked_run(ip):
     result, cap = cell(ip, "--name waiter -o out", "const e = await ctx.waitForEvent({type: 'go'})\nreturn e.value")
     assert result.success and card().doc["status"] == "parked"
-    cell(ip, "%sandbox signal waiter {\"type\": \"go\", \"value\": 7}", None)
+    cell(ip, '%sandbox signal waiter {"type": "go", "value": 7}', None)
     assert ip.user_ns["out"] == 7  # the parked cell's -o, filled when the signal resumed it
-    _, cap = cell(ip, "%sandbox signal waiter {\"type\": \"late\"}", None)
+    _, cap = cell(ip, '%sandbox signal waiter {"type": "late"}', None)
     assert "event queued" in cap.stdout
 
 

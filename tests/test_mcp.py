@@ -59,9 +59,12 @@ def two(log):
 
 # -- tools as actions -------------------------------------------------------------------------------------
 
+
 def test_a_script_calls_two_servers_tools_in_promise_all(two):
-    out = two.eval("return await Promise.all([actions.files.read_file({path: '/readme.txt'}), "
-                   "ctx.call('notes.read_file', {path: '/readme.txt'})])").output
+    out = two.eval(
+        "return await Promise.all([actions.files.read_file({path: '/readme.txt'}), "
+        "ctx.call('notes.read_file', {path: '/readme.txt'})])"
+    ).output
     assert [o["text"] for o in out] == ["hello from files", "hello from notes"]
 
 
@@ -72,18 +75,21 @@ def test_concurrent_calls_to_one_server_are_in_flight_together(two):
 
 
 def test_structured_content_is_the_result_and_text_otherwise(two):
-    out = two.eval("return [await actions.files.read_file({path: '/readme.txt'}), "
-                   "await actions.files.sleep({seconds: 0})]").output
+    out = two.eval(
+        "return [await actions.files.read_file({path: '/readme.txt'}), await actions.files.sleep({seconds: 0})]"
+    ).output
     assert out[0] == {"path": "/readme.txt", "text": "hello from files", "size": 16}
     assert out[1] == {"result": "slept 0.0"}  # the SDK wraps a str return as {"result": ...}
 
 
 def test_a_tool_schema_feeds_the_declarations_and_a_query_keeps_the_matches(two):
     text = two.declarations(query="read")
-    body = text[text.index("declare const actions"):text.index("// The script's world")]
+    body = text[text.index("declare const actions") : text.index("// The script's world")]
     assert "files: {" in body and "notes: {" in body
-    assert "read_file(input: { path: string }, options?: CallOptions): Promise<{ path: string; text: string; " \
-           "size: number }>" in body
+    assert (
+        "read_file(input: { path: string }, options?: CallOptions): Promise<{ path: string; text: string; "
+        "size: number }>" in body
+    )
     assert "write_file" not in body and "sleep" not in body
 
 
@@ -121,8 +127,9 @@ def test_a_destructive_tool_pauses_for_approval_with_server_and_annotations(two,
 
 def test_an_approval_with_an_edited_input_is_checked_against_the_tool_schema(two, log):
     with pytest.raises(SandboxInterrupt) as paused:
-        two.eval("try { return await actions.files.write_file({path: '/b.txt', text: 'hi'}) } "
-                 "catch (e) { return e.issues }")
+        two.eval(
+            "try { return await actions.files.write_file({path: '/b.txt', text: 'hi'}) } catch (e) { return e.issues }"
+        )
     before = len(_calls(log))
     out = two.resume(paused.value.run_id, {"approved": True, "input": {"path": 3, "text": "hi"}}).output
     assert out == [{"path": "$.path", "message": "3 is not of type 'string'"}]
@@ -134,12 +141,20 @@ def test_a_read_only_tool_runs_without_approval(two):
     assert two.actions["files.write_file"].approval is True
 
 
-ANNOTATIONS = st.one_of(st.none(), st.builds(ToolAnnotations, read_only_hint=st.one_of(st.none(), st.booleans()),
-                                             destructive_hint=st.one_of(st.none(), st.booleans())))
+ANNOTATIONS = st.one_of(
+    st.none(),
+    st.builds(
+        ToolAnnotations,
+        read_only_hint=st.one_of(st.none(), st.booleans()),
+        destructive_hint=st.one_of(st.none(), st.booleans()),
+    ),
+)
 
 
-@given(annotations=ANNOTATIONS, override=st.one_of(st.none(), st.booleans(),
-                                                   st.dictionaries(st.sampled_from(["t", "u"]), st.booleans())))
+@given(
+    annotations=ANNOTATIONS,
+    override=st.one_of(st.none(), st.booleans(), st.dictionaries(st.sampled_from(["t", "u"]), st.booleans())),
+)
 def test_approval_follows_the_annotations_with_the_specs_defaults_unless_the_user_decides(annotations, override):
     tool = Tool(name="t", input_schema={"type": "object"}, annotations=annotations)
     read_only = bool(annotations and annotations.read_only_hint)
@@ -156,9 +171,11 @@ TEXT = st.builds(TextContent, type=st.just("text"), text=st.text(max_size=20))
 IMAGE = st.builds(ImageContent, type=st.just("image"), data=st.just("AA=="), mime_type=st.just("image/png"))
 
 
-@given(content=st.lists(st.one_of(TEXT, IMAGE), max_size=4),
-       structured=st.one_of(st.none(), st.dictionaries(st.text(max_size=5), st.integers(), max_size=3)),
-       error=st.booleans())
+@given(
+    content=st.lists(st.one_of(TEXT, IMAGE), max_size=4),
+    structured=st.one_of(st.none(), st.dictionaries(st.text(max_size=5), st.integers(), max_size=3)),
+    error=st.booleans(),
+)
 def test_the_result_is_structured_content_else_the_text_and_is_error_raises_the_text(content, structured, error):
     result = CallToolResult(content=content, structured_content=structured, is_error=error)
     texts = [c.text for c in content if isinstance(c, TextContent)]
@@ -189,6 +206,7 @@ def test_a_query_keeps_exactly_the_actions_whose_name_or_description_has_one_of_
 
 
 # -- failures: crash, hang, and a server gone between pause and resume ------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def fragile(log):
@@ -222,8 +240,10 @@ def test_a_run_resumes_after_its_server_was_killed_and_replayed_calls_do_not_rea
     try:
         sb.mcp("files", _command("files"), env={"MCP_CALL_LOG": str(log)})
         with pytest.raises(SandboxInterrupt) as paused:
-            sb.eval("const page = await actions.files.read_file({path: '/readme.txt'});\n"
-                    "return await actions.files.write_file({path: '/copy.txt', text: page.text});")
+            sb.eval(
+                "const page = await actions.files.read_file({path: '/readme.txt'});\n"
+                "return await actions.files.write_file({path: '/copy.txt', text: page.text});"
+            )
         [(_, first, _)] = _calls(log)
         os.kill(first, signal.SIGKILL)
         time.sleep(0.5)  # the server is gone before the resume (a call after a pause pings an idle server)
@@ -237,10 +257,13 @@ def test_a_run_resumes_after_its_server_was_killed_and_replayed_calls_do_not_rea
 
 # -- the sandbox as an MCP server --------------------------------------------------------------------------
 
+
 def _serve(store: Path) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, cwd=str(ROOT),
-                                 args=["-m", "jupyter_sandbox.mcp", "--store", str(store),
-                                       "--actions", "tests.mcp_actions:register"])
+    return StdioServerParameters(
+        command=sys.executable,
+        cwd=str(ROOT),
+        args=["-m", "jupyter_sandbox.mcp", "--store", str(store), "--actions", "tests.mcp_actions:register"],
+    )
 
 
 def test_an_mcp_client_sees_paused_then_completed_after_an_approval_from_another_sandbox(tmp_path):
@@ -248,15 +271,21 @@ def test_an_mcp_client_sees_paused_then_completed_after_an_approval_from_another
     seen = {}
 
     async def client() -> None:
-        async with stdio_client(_serve(store), errlog=open(tmp_path / "err", "w")) as (r, w), \
-                ClientSession(r, w) as session:
+        async with (
+            stdio_client(_serve(store), errlog=open(tmp_path / "err", "w")) as (r, w),
+            ClientSession(r, w) as session,
+        ):
             await session.initialize()
             tools = {t.name: t for t in (await session.list_tools()).tools}
             seen["tools"] = sorted(tools)
             seen["description"] = tools["run_script"].description
-            paused = await session.call_tool("run_script", {
-                "script": "const n = await actions.add({a: 2, b: 3});\n"
-                          "return await actions.send_email({to: 'ann@example.com', body: `sum ${n}`});"})
+            paused = await session.call_tool(
+                "run_script",
+                {
+                    "script": "const n = await actions.add({a: 2, b: 3});\n"
+                    "return await actions.send_email({to: 'ann@example.com', body: `sum ${n}`});"
+                },
+            )
             seen["paused"] = paused.structured_content
             run_id = paused.structured_content["run_id"]
             with Sandbox(store) as notebook:  # a human approves in a notebook on the same store
@@ -266,10 +295,12 @@ def test_an_mcp_client_sees_paused_then_completed_after_an_approval_from_another
                 notebook.resume(run_id, True)
             seen["after"] = (await session.call_tool("get_run", {"run_id": run_id})).structured_content
             seen["runs"] = (await session.call_tool("list_runs", {})).structured_content
-            again = await session.call_tool("run_script", {"script": "return await actions.send_email("
-                                                                     "{to: 'bo@example.com', body: 'hi'})"})
-            seen["resumed"] = (await session.call_tool("resume_run", {"run_id": again.structured_content["run_id"],
-                                                                      "answers": True})).structured_content
+            again = await session.call_tool(
+                "run_script", {"script": "return await actions.send_email({to: 'bo@example.com', body: 'hi'})"}
+            )
+            seen["resumed"] = (
+                await session.call_tool("resume_run", {"run_id": again.structured_content["run_id"], "answers": True})
+            ).structured_content
             described = await session.call_tool("describe_actions", {"query": "email"})
             seen["described"] = described.content[0].text
 
@@ -287,8 +318,10 @@ def test_an_mcp_client_sees_paused_then_completed_after_an_approval_from_another
 
 def test_get_run_of_an_unknown_run_is_a_failed_result_not_a_crash(tmp_path):
     async def client() -> dict:
-        async with stdio_client(_serve(tmp_path / "runs.sqlite"), errlog=open(tmp_path / "err", "w")) as (r, w), \
-                ClientSession(r, w) as session:
+        async with (
+            stdio_client(_serve(tmp_path / "runs.sqlite"), errlog=open(tmp_path / "err", "w")) as (r, w),
+            ClientSession(r, w) as session,
+        ):
             await session.initialize()
             result = await session.call_tool("get_run", {"run_id": "r-nope"})
             return {"is_error": result.is_error, **result.structured_content}
@@ -313,6 +346,7 @@ def test_a_large_catalog_is_named_in_run_script_and_declared_by_describe_actions
 
 
 # -- %sandbox mcp ----------------------------------------------------------------------------------------------
+
 
 def test_the_magic_adds_a_server_and_lists_its_tools_with_their_approval(tmp_path, monkeypatch):
     from IPython.core.interactiveshell import InteractiveShell

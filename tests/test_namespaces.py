@@ -18,8 +18,14 @@ def _sandbox() -> Sandbox:
 
 
 def test_a_dotted_name_is_a_method_of_its_namespace_object():
-    out = _sandbox().eval("return [await actions.files.read_file('x'), await actions.a.b.c(2), "
-                          "await ctx.call('a.b.c', 3), Object.keys(actions).sort()]").output
+    out = (
+        _sandbox()
+        .eval(
+            "return [await actions.files.read_file('x'), await actions.a.b.c(2), "
+            "await ctx.call('a.b.c', 3), Object.keys(actions).sort()]"
+        )
+        .output
+    )
     assert out == [{"read": "x"}, 4, 6, ["a", "files", "ping"]]
 
 
@@ -41,7 +47,7 @@ def test_a_script_cannot_replace_an_action_in_a_namespace():
 
 def test_declarations_nest_a_dotted_name_in_its_namespace():
     text = _sandbox().declarations()
-    body = text[text.index("declare const actions"):]
+    body = text[text.index("declare const actions") :]
     assert "  files: {\n" in body and "    read_file(input" in body
     assert "  a: {\n    b: {\n" in body and "      c(input" in body
     assert '"files.read_file"' not in body

@@ -79,16 +79,29 @@ def run(path, cells, after=None, before=None, raises=()):
 
 def click(times=1, choice="approve", **extra):
     """After a cell that printed ``card RUN INTERRUPT``: attach to that card and click, as the renderer does."""
+
     def hook(client, cell):
         text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
         run_id, interrupt_id = re.search(r"card (\S+) (\S+)", text).groups()
         comm_id = uuid.uuid4().hex
         send = client.kc.shell_channel.send
-        send(client.kc.session.msg("comm_open", {"comm_id": comm_id, "target_name": "jupyter_sandbox.card",
-                                                 "data": {"run_id": run_id, "store": None}}))
+        send(
+            client.kc.session.msg(
+                "comm_open",
+                {"comm_id": comm_id, "target_name": "jupyter_sandbox.card", "data": {"run_id": run_id, "store": None}},
+            )
+        )
         for _ in range(times):
-            send(client.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {
-                "type": "answer", "interrupt_id": interrupt_id, "choice": choice, **extra}}))
+            send(
+                client.kc.session.msg(
+                    "comm_msg",
+                    {
+                        "comm_id": comm_id,
+                        "data": {"type": "answer", "interrupt_id": interrupt_id, "choice": choice, **extra},
+                    },
+                )
+            )
+
     return hook
 
 
@@ -123,8 +136,11 @@ card.refresh()  # nbclient applies only display updates sent from a cell; a fron
     saved = [o["data"] for o in nb.cells[1].outputs if "data" in o]
     card = saved[-1]["application/vnd.jupyter-sandbox.run+json"]
     assert card["status"] == "completed", card["status"]  # the first cell's saved card followed the click
-    assert not any("application/vnd.jupyter.widget-view+json" in d for c in nb.cells for d in
-                   [o.get("data", {}) for o in c.outputs])  # no widget: "model not found" cannot happen
+    assert not any(
+        "application/vnd.jupyter.widget-view+json" in d
+        for c in nb.cells
+        for d in [o.get("data", {}) for o in c.outputs]
+    )  # no widget: "model not found" cannot happen
     assert 'data-status="completed"' in html_of(nb.cells[4])
     assert "deterministic" in nb.cells[5].outputs[0]["data"]["text/plain"]
     diverged = nb.cells[7].outputs[0]["data"]
@@ -168,11 +184,14 @@ assert run.name == "stuck" and run.status == "cancelled", run.status
         def go():
             time.sleep(1.5)
             asyncio.run(client.km.interrupt_kernel())
+
         threading.Thread(target=go, daemon=True).start()
 
     started = time.monotonic()
-    clicks = {2: click(times=2, choice="reject", reason="not today"),
-              5: click(choice="edit", edited={"to": "bob", "rows": 9})}
+    clicks = {
+        2: click(times=2, choice="reject", reason="not today"),
+        5: click(choice="edit", edited={"to": "bob", "rows": 9}),
+    }
     nb = run(tmp_path, first, before={7: interrupt_soon}, after=clicks, raises=[7])
     assert time.monotonic() - started < 20  # the 30 s action did not hold the kernel
     error = [o for o in nb.cells[7].outputs if o.output_type == "error"][0]

@@ -47,16 +47,20 @@ def test_the_folder_config_pairs_the_notebook_with_its_percent_text_file(name):
     config = load_jupytext_config(notebook)
     assert config is not None, "notebooks/jupytext.toml not found"
     paths = dict(paired_paths(notebook, "ipynb", config.default_formats(notebook)))
-    assert paths == {notebook: {"extension": ".ipynb"},
-                     str(NOTEBOOKS / f"{name}.py"): {"extension": ".py", "format_name": "percent"}}
+    assert paths == {
+        notebook: {"extension": ".ipynb"},
+        str(NOTEBOOKS / f"{name}.py"): {"extension": ".py", "format_name": "percent"},
+    }
 
 
 @pytest.mark.parametrize("name", TUTORIALS)
 def test_the_notebook_holds_exactly_the_cells_of_its_text_file(name):
     text = _cells(jupytext.read(NOTEBOOKS / f"{name}.py", fmt="py:percent"))
     ipynb = _cells(nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4))
-    assert text == ipynb, (f"{name}.py and {name}.ipynb are out of sync; run `python notebooks/refresh.py "
-                           f"{name[:2]}` after editing the .py. First difference: " + _first_difference(text, ipynb))
+    assert text == ipynb, (
+        f"{name}.py and {name}.ipynb are out of sync; run `python notebooks/refresh.py "
+        f"{name[:2]}` after editing the .py. First difference: " + _first_difference(text, ipynb)
+    )
 
 
 # -- notebooks/refresh.py: how a pair is brought back in sync --------------------------------------------
@@ -81,7 +85,8 @@ def test_syncing_a_pair_that_is_in_sync_leaves_the_notebook_byte_for_byte_unchan
 
 
 def test_syncing_takes_the_cells_from_the_text_keeps_ids_and_clears_only_the_changed_code_cells_outputs(
-        refresh, tmp_path):
+    refresh, tmp_path
+):
     name = "01-quickstart"
     before = nbformat.read(tmp_path / f"{name}.ipynb", as_version=4)
     code = [i for i, c in enumerate(before.cells) if c.cell_type == "code" and c.outputs]

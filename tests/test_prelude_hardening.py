@@ -58,45 +58,94 @@ return seen;
 
 # Every field name of a record the host makes or parses (plan records, settlements,
 # error records, FIFO tables, console lines), and the names of what a result carries.
-FIELDS = ["s", "k", "v", "e", "ok", "sync", "used", "done", "res", "rej", "name", "kin", "op", "input",
-          "timeout", "recs", "next", "notes", "frontier", "value", "error", "action", "message", "issues",
-          "status", "reason", "level", "stack", "key", "t", "event", "plan", "actions", "description"]
+FIELDS = [
+    "s",
+    "k",
+    "v",
+    "e",
+    "ok",
+    "sync",
+    "used",
+    "done",
+    "res",
+    "rej",
+    "name",
+    "kin",
+    "op",
+    "input",
+    "timeout",
+    "recs",
+    "next",
+    "notes",
+    "frontier",
+    "value",
+    "error",
+    "action",
+    "message",
+    "issues",
+    "status",
+    "reason",
+    "level",
+    "stack",
+    "key",
+    "t",
+    "event",
+    "plan",
+    "actions",
+    "description",
+]
 
 POLLUTIONS = {
     "record fields as data on Object.prototype": "for (const k of FIELDS) OP[k] = {message: 'forged', ok: true};",
     "record fields as throwing getters": (
         "for (const k of FIELDS) Object.defineProperty(OP, k, {get() { throw new Error('polluted ' + k) }, "
-        "set(v) {}, configurable: true, __proto__: null});"),
+        "set(v) {}, configurable: true, __proto__: null});"
+    ),
     "record fields as forging getters": (
         "for (const k of FIELDS) Object.defineProperty(OP, k, {get() { return k === 'ok' ? false : 'forged' }, "
-        "set(v) {}, configurable: true, __proto__: null});"),
+        "set(v) {}, configurable: true, __proto__: null});"
+    ),
     "Array species": "Object.defineProperty(Array, Symbol.species, {get() { throw new Error('species') }});",
     "Array constructor's species": "Array.prototype.constructor = {[Symbol.species]: function () { return {} }};",
-    "Array methods": ("for (const m of ['map', 'lastIndexOf', 'indexOf', 'push', 'join', 'sort', 'slice', "
-                      "'forEach', 'filter', 'concat', Symbol.iterator]) Array.prototype[m] = () => "
-                      "{ throw new Error('polluted ' + String(m)) };"),
-    "Array index setters": ("for (let i = 0; i < 8; i++) Object.defineProperty(Array.prototype, i, "
-                            "{set(v) { throw new Error('index ' + i) }, configurable: true, __proto__: null});"),
+    "Array methods": (
+        "for (const m of ['map', 'lastIndexOf', 'indexOf', 'push', 'join', 'sort', 'slice', "
+        "'forEach', 'filter', 'concat', Symbol.iterator]) Array.prototype[m] = () => "
+        "{ throw new Error('polluted ' + String(m)) };"
+    ),
+    "Array index setters": (
+        "for (let i = 0; i < 8; i++) Object.defineProperty(Array.prototype, i, "
+        "{set(v) { throw new Error('index ' + i) }, configurable: true, __proto__: null});"
+    ),
     "Promise.prototype.then": (
         "const then0 = Promise.prototype.then; Promise.prototype.then = function (f, r) { "
-        "return then0.call(this, (v) => f && f('forged'), r) };"),
+        "return then0.call(this, (v) => f && f('forged'), r) };"
+    ),
     "Promise species and constructor": (
         "try { Object.defineProperty(Promise, Symbol.species, {get() { throw new Error('species') }}) } catch (e) {} "
-        "Promise.prototype.constructor = {[Symbol.species]: function () { throw new Error('ctor') }};"),
-    "Promise statics": ("Promise.all = () => Promise.resolve(['forged']); Promise.allSettled = Promise.all; "
-                        "Promise.resolve = () => { throw new Error('resolve') }; "
-                        "Promise.reject = () => { throw new Error('reject') }; Promise.race = Promise.all;"),
+        "Promise.prototype.constructor = {[Symbol.species]: function () { throw new Error('ctor') }};"
+    ),
+    "Promise statics": (
+        "Promise.all = () => Promise.resolve(['forged']); Promise.allSettled = Promise.all; "
+        "Promise.resolve = () => { throw new Error('resolve') }; "
+        "Promise.reject = () => { throw new Error('reject') }; Promise.race = Promise.all;"
+    ),
     "JSON": "JSON.stringify = () => '\"forged\"'; JSON.parse = () => ({forged: true});",
-    "Object statics": ("Object.keys = () => ['forged']; Object.defineProperty = () => { throw new Error('dp') }; "
-                       "Object.create = () => ({}); Object.freeze = (o) => o; Array.isArray = () => false;"),
-    "String and RegExp methods": ("String.prototype.slice = () => 'forged'; String.prototype.split = () => []; "
-                                  "String.prototype.toLowerCase = () => ''; RegExp.prototype.exec = () => null; "
-                                  "String.prototype.toWellFormed = () => 'forged';"),
+    "Object statics": (
+        "Object.keys = () => ['forged']; Object.defineProperty = () => { throw new Error('dp') }; "
+        "Object.create = () => ({}); Object.freeze = (o) => o; Array.isArray = () => false;"
+    ),
+    "String and RegExp methods": (
+        "String.prototype.slice = () => 'forged'; String.prototype.split = () => []; "
+        "String.prototype.toLowerCase = () => ''; RegExp.prototype.exec = () => null; "
+        "String.prototype.toWellFormed = () => 'forged';"
+    ),
     "Function.prototype.call, apply, bind": (
         "Function.prototype.call = () => 'forged'; Function.prototype.apply = () => 'forged'; "
-        "Function.prototype.bind = () => () => 'forged';"),
-    "Error hasInstance and name": ("Object.defineProperty(Error, Symbol.hasInstance, {value: () => true}); "
-                                   "Error.prototype.name = 'Forged';"),
+        "Function.prototype.bind = () => () => 'forged';"
+    ),
+    "Error hasInstance and name": (
+        "Object.defineProperty(Error, Symbol.hasInstance, {value: () => true}); Error.prototype.name = 'Forged';"
+    ),
     "Reflect": "Reflect.get = () => 'forged'; Reflect.apply = () => 'forged';",
 }
 
@@ -179,14 +228,14 @@ def test_a_polluted_realm_records_and_replays_what_a_clean_one_does(tmp_path, cl
 
 
 SCRIPT_NAMES = st.from_regex(r"[a-z][a-zA-Z0-9_]{0,7}", fullmatch=True).filter(
-    lambda n: n not in ("then", "constructor", "toString", "valueOf", "toJSON", "length", "prototype"))
+    lambda n: n not in ("then", "constructor", "toString", "valueOf", "toJSON", "length", "prototype")
+)
 FORGED = st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.just({"message": "forged"})
 
 
 @settings(max_examples=30)
 @given(names=st.lists(st.sampled_from(FIELDS) | SCRIPT_NAMES, min_size=1, max_size=6, unique=True), forged=FORGED)
-def test_for_any_names_and_value_put_on_object_prototype_replay_is_unchanged(tmp_path_factory, clean, names,
-                                                                             forged):
+def test_for_any_names_and_value_put_on_object_prototype_replay_is_unchanged(tmp_path_factory, clean, names, forged):
     import json
 
     pollution = f"for (const k of {json.dumps(names)}) OP[k] = {json.dumps(forged)};"
@@ -196,11 +245,19 @@ def test_for_any_names_and_value_put_on_object_prototype_replay_is_unchanged(tmp
 
 
 def test_a_step_nests_under_its_parent_with_array_methods_replaced(sb):
-    result = sb.eval("Array.prototype.lastIndexOf = () => -1;\n"
-                     "await ctx.step('a', () => ctx.step('b', async () => 1)); await ctx.step('c', async () => 2)")
+    result = sb.eval(
+        "Array.prototype.lastIndexOf = () => -1;\n"
+        "await ctx.step('a', () => ctx.step('b', async () => 1)); await ctx.step('c', async () => 2)"
+    )
     steps = [(e["label"], e["phase"], e["parent"]) for e in sb.run(result.run_id).entries if e["kind"] == "step"]
-    assert steps == [("a", "start", None), ("b", "start", 1), ("b", "end", 1), ("a", "end", None),
-                     ("c", "start", None), ("c", "end", None)]
+    assert steps == [
+        ("a", "start", None),
+        ("b", "start", 1),
+        ("b", "end", 1),
+        ("a", "end", None),
+        ("c", "start", None),
+        ("c", "end", None),
+    ]
 
 
 def test_promise_species_cannot_be_redefined_and_says_so(sb):
@@ -214,8 +271,10 @@ def test_action_error_is_frozen_so_the_host_always_builds_its_own(sb):
     def fail(_):
         raise ValueError("x")
 
-    result = sb.eval("try { Object.setPrototypeOf(ActionError, function () { return {forged: true} }) } catch (e) {}\n"
-                     "try { await actions.fail(1) } catch (e) { return [e instanceof ActionError, e.name] }")
+    result = sb.eval(
+        "try { Object.setPrototypeOf(ActionError, function () { return {forged: true} }) } catch (e) {}\n"
+        "try { await actions.fail(1) } catch (e) { return [e instanceof ActionError, e.name] }"
+    )
     assert result.output == [True, "ActionError"]
 
 
@@ -232,8 +291,10 @@ def test_an_interrupt_resumes_with_object_prototype_polluted_before_it(tmp_path)
 
     sb.action(ask)
     sb.action(plain)
-    source = ("Object.prototype.e = {message: 'forged'}; Object.prototype.ok = false;\n"
-              "const a = await actions.plain(1);\nreturn [a, await actions.ask(2)]")
+    source = (
+        "Object.prototype.e = {message: 'forged'}; Object.prototype.ok = false;\n"
+        "const a = await actions.plain(1);\nreturn [a, await actions.ask(2)]"
+    )
     with pytest.raises(SandboxInterrupt) as info:
         sb.eval(source)
     assert sb.resume(info.value.run_id, "yes").output == [1, "yes"]

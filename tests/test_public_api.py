@@ -9,8 +9,17 @@ import pytest
 import jupyter_sandbox
 from jupyter_sandbox import ActionError, SandboxError
 
-ISSUE_NAMES = {"Sandbox", "Resume", "ActionInterrupt", "SandboxInterrupt", "CallLogMismatchError", "ActionError",
-               "ScriptError", "LintError", "LimitExceeded"}
+ISSUE_NAMES = {
+    "Sandbox",
+    "Resume",
+    "ActionInterrupt",
+    "SandboxInterrupt",
+    "CallLogMismatchError",
+    "ActionError",
+    "ScriptError",
+    "LintError",
+    "LimitExceeded",
+}
 
 
 def test_the_issue_api_is_exported():

@@ -23,8 +23,10 @@ AUDIT = (Path(__file__).parent / "js" / "realm_audit.js").read_text(encoding="ut
 # Phase 1, evaluated before the prelude: the pristine catalogue, parked on the global.
 CAPTURE = "globalThis.__audit_pristine = (function () {\n" + AUDIT + "\nreturn catalogue(globalThis);\n})();\n"
 # Phase 2, the workflow script: take the catalogue off the global, then walk.
-SCRIPT = ("const G = Function('return this')();\nconst pristine = G.__audit_pristine;\n"
-          "delete G.__audit_pristine;\n" + AUDIT + "\nreturn audit(G, pristine);\n")
+SCRIPT = (
+    "const G = Function('return this')();\nconst pristine = G.__audit_pristine;\n"
+    "delete G.__audit_pristine;\n" + AUDIT + "\nreturn audit(G, pristine);\n"
+)
 
 
 def audit_report(*, strict: bool = False) -> dict:
@@ -86,9 +88,11 @@ def test_audit_finds_the_intrinsic_date_behind_a_wrapper_through_the_construct_p
     # The wrapper passes new.target on, as the engine's first Date did: with a
     # newTarget whose prototype is not an object, the instance gets the intrinsic
     # Date.prototype, and from there its constructor.
-    wrapper = ("const Orig = Date;"
-               "globalThis.Date = function Date(...a) { return Reflect.construct(Orig, a, new.target) };"
-               "Date.prototype = Object.create(Object.prototype);")
+    wrapper = (
+        "const Orig = Date;"
+        "globalThis.Date = function Date(...a) { return Reflect.construct(Orig, a, new.target) };"
+        "Date.prototype = Object.create(Object.prototype);"
+    )
     found = audit_plain_context(wrapper)["forbidden"]
     assert "Reflect.construct(globalThis.Date, [], Fallback).[[Prototype]].getHours" in paths(found)
     assert "Reflect.construct(globalThis.Date, [], Fallback).[[Prototype]].constructor" in paths(found)
@@ -110,8 +114,10 @@ def test_audit_finds_a_bound_function_whose_target_it_cannot_see():
 
 # --- the review's route, end to end -------------------------------------------------------------
 
-ROUTE = ("function NT() {}\nNT.prototype = 0;\n"
-         "const Found = Object.getPrototypeOf(Reflect.construct(Date, [0], NT)).constructor;\n")
+ROUTE = (
+    "function NT() {}\nNT.prototype = 0;\n"
+    "const Found = Object.getPrototypeOf(Reflect.construct(Date, [0], NT)).constructor;\n"
+)
 
 
 def test_the_construct_protocol_route_reads_the_journaled_clock():
@@ -125,8 +131,10 @@ def test_the_construct_protocol_route_reads_the_journaled_clock():
 
 def test_the_construct_protocol_route_is_refused_in_strict_mode():
     sb = Sandbox()
-    result = sb.eval(ROUTE + "const out = [];\n"
-                     "for (const read of [() => Found.now(), () => new Found(), () => Found()]) {\n"
-                     "  try { read(); out.push('read the clock') } catch (e) { out.push(e.message) }\n}\nreturn out",
-                     strict=True)
+    result = sb.eval(
+        ROUTE + "const out = [];\n"
+        "for (const read of [() => Found.now(), () => new Found(), () => Found()]) {\n"
+        "  try { read(); out.push('read the clock') } catch (e) { out.push(e.message) }\n}\nreturn out",
+        strict=True,
+    )
     assert result.output == ["Date is not available in strict mode; use await ctx.now()"] * 3

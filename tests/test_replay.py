@@ -36,10 +36,13 @@ def pause(sb, source, **kwargs):
 
 # -- rule 1: a recorded effect is served, never executed again ---------------------
 
+
 def test_a_recorded_action_runs_exactly_once_across_run_and_resumes(counted):
     calls = interrupt_once(counted)
-    source = "await actions.record('sent'); const a = await actions.approve(1); " \
-             "const b = await actions.approve(2); return [a, b]"
+    source = (
+        "await actions.record('sent'); const a = await actions.approve(1); "
+        "const b = await actions.approve(2); return [a, b]"
+    )
     first = pause(counted, source)
     second = pause(counted, source, call_log=first.call_log, resume=Resume(first.position, "yes"))
     result = counted.eval(source, call_log=second.call_log, resume=Resume(second.position, "again"))
@@ -66,14 +69,16 @@ def test_a_recorded_failure_is_thrown_again_without_calling_the_action(sb):
         raise ConnectionError("timeout")
 
     interrupt_once(sb)
-    source = "let msg; try { await actions.flaky(1) } catch (e) { msg = e.message } " \
-             "await actions.approve(1); return msg"
+    source = (
+        "let msg; try { await actions.flaky(1) } catch (e) { msg = e.message } await actions.approve(1); return msg"
+    )
     it = pause(sb, source)
     assert sb.resume(it.run_id, True).output == "ConnectionError: timeout"
     assert failures == [1]
 
 
 # -- the seed's null hole: Promise.all with an interrupt in the middle ---------------
+
 
 def test_promise_all_interrupt_leaves_a_null_hole_and_resume_runs_only_it(counted):
     calls = interrupt_once(counted)
@@ -176,19 +181,24 @@ def test_a_bare_seed_call_log_resumes_by_content_key(sb):
     def lookup(x):
         raise AssertionError("recorded: must not run")
 
-    source = "const [a, b] = await Promise.all([actions.lookup('p'), actions.lookup('q')]);" \
-             " return [a, b, await actions.approve(a + b)]"
+    source = (
+        "const [a, b] = await Promise.all([actions.lookup('p'), actions.lookup('q')]);"
+        " return [a, b, await actions.approve(a + b)]"
+    )
     # A seed-shaped call log (no order, no extra keys) in which the two branches
     # were recorded in the other order: key matching still serves each its own result.
-    seed_log = [{"type": "action", "name": "lookup", "input": "q", "response": "Q"},
-                {"type": "action", "name": "lookup", "input": "p", "response": "P"},
-                None]
+    seed_log = [
+        {"type": "action", "name": "lookup", "input": "q", "response": "Q"},
+        {"type": "action", "name": "lookup", "input": "p", "response": "P"},
+        None,
+    ]
     result = sb.eval(source, call_log=seed_log, resume=Resume(position=2, value="ok", state={"saved": "PQ"}))
     assert result.output == ["P", "Q", {"answer": "ok", "state": {"saved": "PQ"}}]
     assert calls == [("PQ", "ok")]
 
 
 # -- rule 2: divergence fails loudly ---------------------------------------------------
+
 
 def test_calling_another_action_at_a_recorded_slot_is_a_mismatch(counted):
     interrupt_once(counted)
@@ -199,8 +209,9 @@ def test_calling_another_action_at_a_recorded_slot_is_a_mismatch(counted):
 
     it = pause(counted, "await actions.record(1); await actions.approve(2)")
     with pytest.raises(CallLogMismatchError) as info:
-        counted.eval("await actions.other(1);\nawait actions.approve(2)", call_log=it.call_log,
-                     resume=Resume(it.position, True))
+        counted.eval(
+            "await actions.other(1);\nawait actions.approve(2)", call_log=it.call_log, resume=Resume(it.position, True)
+        )
     error = info.value
     assert error.position == 0
     assert error.recorded["name"] == "record" and error.attempted["name"] == "other"
@@ -212,8 +223,11 @@ def test_reading_the_clock_where_an_action_was_recorded_is_a_mismatch(counted):
     interrupt_once(counted)
     it = pause(counted, "await actions.record(1); await actions.approve(2)")
     with pytest.raises(CallLogMismatchError) as info:
-        counted.eval("const t = Date.now();\nawait actions.record(1); await actions.approve(2)",
-                     call_log=it.call_log, resume=Resume(it.position, True))
+        counted.eval(
+            "const t = Date.now();\nawait actions.record(1); await actions.approve(2)",
+            call_log=it.call_log,
+            resume=Resume(it.position, True),
+        )
     assert info.value.position == 0
     assert info.value.recorded["type"] == "action" and info.value.attempted["type"] == "now"
 
@@ -248,25 +262,34 @@ def test_a_script_that_stops_asking_for_recorded_effects_is_a_mismatch(counted):
 def test_relabelling_a_description_keeps_the_replay_valid(counted):
     interrupt_once(counted)
     it = pause(counted, "await ctx.call('record', 1, {description: 'old label'}); await actions.approve(2)")
-    result = counted.resume(it.run_id, True,
-                            source="await ctx.call('record', 1, {description: 'new label'}); "
-                                   "return await actions.approve(2)")
+    result = counted.resume(
+        it.run_id,
+        True,
+        source="await ctx.call('record', 1, {description: 'new label'}); return await actions.approve(2)",
+    )
     assert result.output["answer"] is True
     assert counted.calls == [1]
 
 
 # -- clock and randomness ------------------------------------------------------------------
 
+
 def test_clock_and_random_reads_are_recorded_and_replayed(sb):
     interrupt_once(sb)
-    source = "const a = [Date.now(), new Date().getTime(), Math.random(), await ctx.now()];" \
-             " await actions.approve(1); return a"
+    source = (
+        "const a = [Date.now(), new Date().getTime(), Math.random(), await ctx.now()];"
+        " await actions.approve(1); return a"
+    )
     it = pause(sb, source)
     assert [e["type"] for e in it.call_log[:4]] == ["now", "now", "random", "now"]
     assert it.call_log[4] is None
     result = sb.resume(it.run_id, True)
-    assert result.output == [it.call_log[0]["response"], it.call_log[1]["response"],
-                             it.call_log[2]["response"], it.call_log[3]["response"]]
+    assert result.output == [
+        it.call_log[0]["response"],
+        it.call_log[1]["response"],
+        it.call_log[2]["response"],
+        it.call_log[3]["response"],
+    ]
 
 
 def test_deterministic_dates_are_untouched(sb):
@@ -276,11 +299,14 @@ def test_deterministic_dates_are_untouched(sb):
 
 
 def test_strict_mode_makes_date_and_random_throw_with_the_way_out(sb):
-    result = sb.eval("const out = [];"
-                     "try { Date.now() } catch (e) { out.push(e.message) }"
-                     "try { new Date() } catch (e) { out.push(e.message) }"
-                     "try { Math.random() } catch (e) { out.push(e.message) }"
-                     "out.push(new Date(0).getTime(), typeof await ctx.now()); return out", strict=True)
+    result = sb.eval(
+        "const out = [];"
+        "try { Date.now() } catch (e) { out.push(e.message) }"
+        "try { new Date() } catch (e) { out.push(e.message) }"
+        "try { Math.random() } catch (e) { out.push(e.message) }"
+        "out.push(new Date(0).getTime(), typeof await ctx.now()); return out",
+        strict=True,
+    )
     assert "ctx.now()" in result.output[0] and "ctx.now()" in result.output[1]
     assert "input" in result.output[2]
     assert result.output[3:] == [0, "number"]
@@ -317,40 +343,115 @@ def test_a_run_replays_identically_in_another_timezone(tmp_path):
     script = tmp_path / "tz.py"
     script.write_text(TZ_SCRIPT)
     env = {**os.environ, "TZ": "America/New_York"}
-    started = subprocess.run([sys.executable, str(script), str(store), "start"], env=env, capture_output=True,
-                             text=True, check=True)
+    started = subprocess.run(
+        [sys.executable, str(script), str(store), "start"], env=env, capture_output=True, text=True, check=True
+    )
     run_id = json.loads(started.stdout)["run_id"]
-    finished = subprocess.run([sys.executable, str(script), str(store), "resume", run_id],
-                              env={**os.environ, "TZ": "Asia/Tokyo"}, capture_output=True, text=True, check=True)
+    finished = subprocess.run(
+        [sys.executable, str(script), str(store), "resume", run_id],
+        env={**os.environ, "TZ": "Asia/Tokyo"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     output = json.loads(finished.stdout)
     assert output[3] == 0 and output[6] == 0  # UTC, whatever the host says
     assert output[4] == 1719837000000  # 2024-07-01T12:30Z
-    again = subprocess.run([sys.executable, "-c", "import quickjs; print(quickjs.Context().eval("
-                            "'new Date(0).getHours()'))"], env=env, capture_output=True, text=True, check=True)
+    again = subprocess.run(
+        [sys.executable, "-c", "import quickjs; print(quickjs.Context().eval('new Date(0).getHours()'))"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert again.stdout.strip() == "19", "the host timezone really was New York"
 
 
-@pytest.mark.parametrize("name", ["performance", "WeakRef", "FinalizationRegistry", "setTimeout", "fetch",
-                                  "require", "process"])
+@pytest.mark.parametrize(
+    "name", ["performance", "WeakRef", "FinalizationRegistry", "setTimeout", "fetch", "require", "process"]
+)
 def test_host_sources_of_nondeterminism_are_absent(sb, name):
-    assert sb.eval(f"return typeof this.{name} + ',' + Function('return typeof {name}')()").output == \
-        "undefined,undefined"
+    assert (
+        sb.eval(f"return typeof this.{name} + ',' + Function('return typeof {name}')()").output == "undefined,undefined"
+    )
 
 
 # -- the host's plumbing is out of reach ---------------------------------------------------
 
 SCRIPT_GLOBALS = {
     # ECMAScript and quickjs-ng's deterministic extras
-    "AggregateError", "Array", "ArrayBuffer", "AsyncDisposableStack", "BigInt", "BigInt64Array", "BigUint64Array",
-    "Boolean", "DOMException", "DataView", "Date", "DisposableStack", "Error", "EvalError", "Float16Array",
-    "Float32Array", "Float64Array", "Function", "Infinity", "Int16Array", "Int32Array", "Int8Array",
-    "InternalError", "Iterator", "JSON", "Map", "Math", "NaN", "Number", "Object", "Promise", "Proxy",
-    "RangeError", "ReferenceError", "Reflect", "RegExp", "Set", "String", "SuppressedError", "Symbol",
-    "SyntaxError", "TypeError", "URIError", "Uint16Array", "Uint32Array", "Uint8Array", "Uint8ClampedArray",
-    "WeakMap", "WeakSet", "atob", "btoa", "decodeURI", "decodeURIComponent", "encodeURI", "encodeURIComponent",
-    "escape", "eval", "isFinite", "isNaN", "parseFloat", "parseInt", "queueMicrotask", "undefined", "unescape",
+    "AggregateError",
+    "Array",
+    "ArrayBuffer",
+    "AsyncDisposableStack",
+    "BigInt",
+    "BigInt64Array",
+    "BigUint64Array",
+    "Boolean",
+    "DOMException",
+    "DataView",
+    "Date",
+    "DisposableStack",
+    "Error",
+    "EvalError",
+    "Float16Array",
+    "Float32Array",
+    "Float64Array",
+    "Function",
+    "Infinity",
+    "Int16Array",
+    "Int32Array",
+    "Int8Array",
+    "InternalError",
+    "Iterator",
+    "JSON",
+    "Map",
+    "Math",
+    "NaN",
+    "Number",
+    "Object",
+    "Promise",
+    "Proxy",
+    "RangeError",
+    "ReferenceError",
+    "Reflect",
+    "RegExp",
+    "Set",
+    "String",
+    "SuppressedError",
+    "Symbol",
+    "SyntaxError",
+    "TypeError",
+    "URIError",
+    "Uint16Array",
+    "Uint32Array",
+    "Uint8Array",
+    "Uint8ClampedArray",
+    "WeakMap",
+    "WeakSet",
+    "atob",
+    "btoa",
+    "decodeURI",
+    "decodeURIComponent",
+    "encodeURI",
+    "encodeURIComponent",
+    "escape",
+    "eval",
+    "isFinite",
+    "isNaN",
+    "parseFloat",
+    "parseInt",
+    "queueMicrotask",
+    "undefined",
+    "unescape",
     # the script's API
-    "ActionError", "TextDecoder", "TextEncoder", "actions", "console", "ctx", "data",
+    "ActionError",
+    "TextDecoder",
+    "TextEncoder",
+    "actions",
+    "console",
+    "ctx",
+    "data",
 }
 
 
@@ -361,17 +462,23 @@ def test_the_global_object_holds_only_the_scripts_api(sb, reach):
 
 
 def test_the_api_objects_are_frozen(sb):
-    result = sb.eval("ctx.call = () => 'forged'; actions.x = 1; return [Object.isFrozen(ctx), "
-                     "Object.isFrozen(actions), 'x' in actions, actions.x === 1]")
+    result = sb.eval(
+        "ctx.call = () => 'forged'; actions.x = 1; return [Object.isFrozen(ctx), "
+        "Object.isFrozen(actions), 'x' in actions, actions.x === 1]"
+    )
     assert result.output == [True, True, False, False]
 
 
 # -- rule 6: console and data are rebuilt by the replay ----------------------------------
 
+
 def test_console_is_regenerated_in_full_on_resume(sb):
     interrupt_once(sb)
-    it = pause(sb, "console.log('one'); await actions.approve(1); console.log('two'); "
-                   "await actions.approve(2); console.log('three')")
+    it = pause(
+        sb,
+        "console.log('one'); await actions.approve(1); console.log('two'); "
+        "await actions.approve(2); console.log('three')",
+    )
     assert [line["message"] for line in it.console] == ["one"]
     with pytest.raises(SandboxInterrupt) as second:
         sb.resume(it.run_id, True)
@@ -387,7 +494,10 @@ def test_resume_with_the_call_log_from_another_sandbox_uses_the_call_log_alone(s
     other = Sandbox()
     interrupt_once(other)
     it = pause(sb, "const t = Date.now(); const r = await actions.approve(1); return [t, r.answer]")
-    result = other.eval("const t = Date.now(); const r = await actions.approve(1); return [t, r.answer]",
-                        call_log=it.call_log, resume=Resume(it.position, "b"))
+    result = other.eval(
+        "const t = Date.now(); const r = await actions.approve(1); return [t, r.answer]",
+        call_log=it.call_log,
+        resume=Resume(it.position, "b"),
+    )
     assert result.output == [it.call_log[0]["response"], "b"]
     assert result.run_id != it.run_id

@@ -136,15 +136,19 @@ def driver(tmp_path):
 
 def through_an_approval(effect: str) -> str:
     """A script that takes one effect's value, journals what it saw, pauses for approval, returns it."""
-    return DESCRIBE + f"const v = {effect};\nawait actions.seen(describe(v));\nawait actions.gate(1);\nreturn describe(v);"
+    return (
+        DESCRIBE + f"const v = {effect};\nawait actions.seen(describe(v));\nawait actions.gate(1);\nreturn describe(v);"
+    )
 
 
 # Every kind of effect a script can await or read, with the value the script must see.
 EFFECTS = {
     "result": ("await actions.give(1)", "number:7"),
     "result of None": ("await actions.nothing(1)", "null"),
-    "failure": ("await actions.fail('x').catch((e) => [e.name, e.action, e.message])",
-                '[string:"ActionError",string:"fail",string:"ValueError: no x"]'),
+    "failure": (
+        "await actions.fail('x').catch((e) => [e.name, e.action, e.message])",
+        '[string:"ActionError",string:"fail",string:"ValueError: no x"]',
+    ),
     "fired, inline": ("await ctx.sleep(5)", "null"),
     "fired, parked": ("await ctx.sleep(60000)", "null"),
     "fired, minutes": ("await ctx.minutes(2)", "null"),
@@ -157,17 +161,23 @@ EFFECTS = {
     "a timestamp string": ("new Date().toISOString()", 'string:"2023-11-14T22:13:20.000Z"'),
     "delegate": ("await ctx.delegate({script: 'return [1, null]'})", "[number:1,null]"),
     "delegate returning undefined": ("await ctx.delegate({script: 'return undefined'})", "null"),
-    "delegate failing": ("await ctx.delegate({script: 'throw new Error(\"child broke\")'})"
-                         ".catch((e) => e.name)", 'string:"ActionError"'),
+    "delegate failing": (
+        "await ctx.delegate({script: 'throw new Error(\"child broke\")'}).catch((e) => e.name)",
+        'string:"ActionError"',
+    ),
     "delegate that parks": ("await ctx.delegate({script: 'await ctx.sleep(60000); return null'})", "null"),
     "agent": ("await ctx.agent({agent: 'echo', input: {a: [true]}})", '{"a":[boolean:true]}'),
     "agent after its approval": ("await ctx.agent({agent: 'asks', input: 1})", "boolean:true"),
     "step": ("await ctx.step('s', async () => await ctx.sleep(1))", "null"),
     "nested steps": ("await ctx.step('a', () => ctx.step('b', () => actions.nothing(1)))", "null"),
-    "parallel": ("await ctx.parallel([() => ctx.sleep(1), () => actions.nothing(1), () => ctx.now().then(Boolean)])",
-                 "[null,null,boolean:true]"),
-    "parallelSettled": ("(await ctx.parallelSettled([() => ctx.sleep(1), () => actions.fail(1)]))"
-                        ".map((r) => r.status)", '[string:"fulfilled",string:"rejected"]'),
+    "parallel": (
+        "await ctx.parallel([() => ctx.sleep(1), () => actions.nothing(1), () => ctx.now().then(Boolean)])",
+        "[null,null,boolean:true]",
+    ),
+    "parallelSettled": (
+        "(await ctx.parallelSettled([() => ctx.sleep(1), () => actions.fail(1)])).map((r) => r.status)",
+        '[string:"fulfilled",string:"rejected"]',
+    ),
     "race with an open timer": ("await Promise.race([actions.give(1), ctx.sleep(600000)])", "number:7"),
 }
 
@@ -204,12 +214,20 @@ def test_a_sleep_replayed_from_a_bare_call_log_is_null_too(sb):
 
 # -- for all values: what an action returns or an event carries reaches the script the same way twice --------
 
+
 def json_values():
-    scalars = (st.none() | st.booleans() | st.integers(min_value=-(2 ** 70), max_value=2 ** 70)
-               | st.floats(allow_nan=False, allow_infinity=False) | st.just(-0.0) | st.text(max_size=8))
+    scalars = (
+        st.none()
+        | st.booleans()
+        | st.integers(min_value=-(2**70), max_value=2**70)
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.just(-0.0)
+        | st.text(max_size=8)
+    )
     keys = st.text(max_size=6) | st.sampled_from(["__proto__", "constructor", "0", "10", "-1", "then"])
-    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4),
-                        max_leaves=12)
+    return st.recursive(
+        scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4), max_leaves=12
+    )
 
 
 @settings(max_examples=60)
@@ -240,14 +258,21 @@ ERRORS_OUT = {
     "a returned Error": ("new TypeError('bad')", {"name": "TypeError", "message": "bad"}),
     "a parallelSettled reason": (
         "(await ctx.parallelSettled([() => Promise.reject(new RangeError('r'))]))[0]",
-        {"status": "rejected", "reason": {"name": "RangeError", "message": "r"}}),
-    "an ActionError": ("await actions.fail(1).catch((e) => e)",
-                       {"name": "ActionError", "message": "ValueError: no 1", "action": "fail"}),
-    "a child's failure": ("await ctx.delegate({script: 'throw new Error(1)', name: 'kid'}).catch((e) => e)",
-                          {"name": "ActionError", "action": "kid"}),
+        {"status": "rejected", "reason": {"name": "RangeError", "message": "r"}},
+    ),
+    "an ActionError": (
+        "await actions.fail(1).catch((e) => e)",
+        {"name": "ActionError", "message": "ValueError: no 1", "action": "fail"},
+    ),
+    "a child's failure": (
+        "await ctx.delegate({script: 'throw new Error(1)', name: 'kid'}).catch((e) => e)",
+        {"name": "ActionError", "action": "kid"},
+    ),
     "an Error subclass with fields": (
         "(() => { class Oops extends Error { constructor() { super('o'); this.name = 'Oops'; this.code = 42 } }\n"
-        "return {e: new Oops()} })()", {"e": {"name": "Oops", "message": "o", "code": 42}}),
+        "return {e: new Oops()} })()",
+        {"e": {"name": "Oops", "message": "o", "code": 42}},
+    ),
     "an Error passed to an action": ("await actions.give(new Error('in')).then(() => 'passed')", "passed"),
 }
 
@@ -304,23 +329,33 @@ def test_an_error_in_a_log_line_and_the_plan_is_carried(sb):
 
 
 @settings(max_examples=30)
-@given(name=st.text(max_size=8), message=st.text(max_size=12),
-       fields=st.dictionaries(st.text(min_size=1, max_size=5).filter(lambda k: k not in ("name", "message", "stack")),
-                              st.none() | st.booleans() | st.integers(-(2 ** 53), 2 ** 53) | st.text(max_size=5),
-                              max_size=3))
-def test_for_any_error_the_record_it_crosses_out_as_is_the_same_live_and_replayed(tmp_path_factory, name, message,
-                                                                                 fields):
+@given(
+    name=st.text(max_size=8),
+    message=st.text(max_size=12),
+    fields=st.dictionaries(
+        st.text(min_size=1, max_size=5).filter(lambda k: k not in ("name", "message", "stack")),
+        st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=5),
+        max_size=3,
+    ),
+)
+def test_for_any_error_the_record_it_crosses_out_as_is_the_same_live_and_replayed(
+    tmp_path_factory, name, message, fields
+):
     driver = Driver(tmp_path_factory.mktemp("errors"))
-    body = ("const e = new Error(ctx.input.message); e.name = ctx.input.name;\n"
-            "for (const k of Object.keys(ctx.input.fields)) Object.defineProperty(e, k, "
-            "{value: ctx.input.fields[k], enumerable: true});\n")
+    body = (
+        "const e = new Error(ctx.input.message); e.name = ctx.input.name;\n"
+        "for (const k of Object.keys(ctx.input.fields)) Object.defineProperty(e, k, "
+        "{value: ctx.input.fields[k], enumerable: true});\n"
+    )
     try:
         sb = driver.sandbox()
-        live = sb.eval(body + "await actions.nothing(1);\nreturn e;", input={"name": name, "message": message,
-                                                                           "fields": fields}).output
+        live = sb.eval(
+            body + "await actions.nothing(1);\nreturn e;", input={"name": name, "message": message, "fields": fields}
+        ).output
         with pytest.raises(SandboxInterrupt) as info:
-            sb.eval(body + "await actions.gate(1);\nreturn e;", input={"name": name, "message": message,
-                                                                     "fields": fields})
+            sb.eval(
+                body + "await actions.gate(1);\nreturn e;", input={"name": name, "message": message, "fields": fields}
+            )
         replayed = driver.sandbox().resume(info.value.run_id, True).output
     finally:
         driver.close()

@@ -32,13 +32,13 @@ SITES = {
     "continueAsNew state": "await ctx.continueAsNew(V);",
     "console argument": "console.log(V);",
     "console Error argument": "const e = new Error('x');"
-                              "Object.defineProperty(e, 'message', Object.getOwnPropertyDescriptor(V, 'x'));"
-                              "console.log(e);",
+    "Object.defineProperty(e, 'message', Object.getOwnPropertyDescriptor(V, 'x'));"
+    "console.log(e);",
     "console function argument": "const f = () => 0; f.toString = Object.getOwnPropertyDescriptor(V, 'x').get;"
-                                 "console.log(f);",
+    "console.log(f);",
     "return value": "return V;",
     "thrown error's message": "const e = new Error('x');"
-                              "Object.defineProperty(e, 'message', Object.getOwnPropertyDescriptor(V, 'x')); throw e;",
+    "Object.defineProperty(e, 'message', Object.getOwnPropertyDescriptor(V, 'x')); throw e;",
 }
 
 

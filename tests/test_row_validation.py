@@ -34,15 +34,20 @@ const a = await actions.ask("first");
 const b = await actions.ask("second");
 return [a, b];
 """
-MISMATCH = SOURCE.replace('await actions.work({n: 1})', 'await actions.work({n: 2})')
-THROWS = SOURCE.replace('const b = await', 'throw new Error("edited"); const b = await')
+MISMATCH = SOURCE.replace("await actions.work({n: 1})", "await actions.work({n: 2})")
+THROWS = SOURCE.replace("const b = await", 'throw new Error("edited"); const b = await')
 
 # docs/journal.md: each kind's fields and their class (None: the kind's fields are all checked as listed).
 COMMON = {"attempt": ("count", True), "at": ("number", True)}
 FIELDS = {
     "attempt": {"n": ("count", True), "source_hash": ("text?", True), "resumed_from": ("list", True)},
-    "call": {"op": ("enum", True), "name": ("text", True), "input": ("json", True), "key": ("text", True),
-             "description": ("text?", False)},
+    "call": {
+        "op": ("enum", True),
+        "name": ("text", True),
+        "input": ("json", True),
+        "key": ("text", True),
+        "description": ("text?", False),
+    },
     "result": {"ok": ("bool", True), "value": ("json", False), "error": ("map", False)},
     "now": {"value": ("number", True)},
     "random": {"value": ("unit", True)},
@@ -50,8 +55,13 @@ FIELDS = {
     "fired": {},
     "wait": {"match": ("json", True), "timeout": ("number?", True), "due": ("number?", True), "key": ("text", True)},
     "event": {"event": ("json", True), "signal": ("count?", True)},
-    "interrupt": {"name": ("text", True), "input": ("json", True), "data": ("json", True), "state": ("json", True),
-                  "id": ("text", True)},
+    "interrupt": {
+        "name": ("text", True),
+        "input": ("json", True),
+        "data": ("json", True),
+        "state": ("json", True),
+        "id": ("text", True),
+    },
     "answer": {"value": ("json", True), "id": ("text", True)},
     "console": {"level": ("text", True), "message": ("text", True)},
     "log": {"level": ("text", True), "message": ("text", True), "data": ("json", False)},
@@ -63,9 +73,19 @@ FIELDS = {
 EFFECTS = {"call", "result", "now", "random", "timer", "fired", "wait", "event", "interrupt", "answer"}
 
 # Values no field of the journal may hold: not JSON, or not a value JSON can carry.
-NEVER = [b"\xff\x00", float("nan"), float("inf"), float("-inf"), {1: "int key"}, {"deep": [b"bytes"]},
-         [float("nan")], cbor2.CBORTag(4242, 1), {1, 2}, datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc),
-         {"nested": {"list": [{"k": float("inf")}]}}]
+NEVER = [
+    b"\xff\x00",
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    {1: "int key"},
+    {"deep": [b"bytes"]},
+    [float("nan")],
+    cbor2.CBORTag(4242, 1),
+    {1, 2},
+    datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc),
+    {"nested": {"list": [{"k": float("inf")}]}},
+]
 BAD = {
     "count": [-1, 2**40, 10**30, "3", 1.5, True, b"\x01"],
     "number": ["1", True, [1], {"n": 1}],
@@ -105,8 +125,10 @@ def template(tmp_path_factory) -> tuple[Path, str, list[tuple[int, dict]]]:
     sb.signal(run_id, {"type": "later"})
     sb.close()
     db = sqlite3.connect(path)
-    rows = [(seq, cbor2.loads(body)) for seq, body in
-            db.execute("SELECT seq, body FROM run_journal WHERE run_id = ? ORDER BY seq", (run_id,))]
+    rows = [
+        (seq, cbor2.loads(body))
+        for seq, body in db.execute("SELECT seq, body FROM run_journal WHERE run_id = ? ORDER BY seq", (run_id,))
+    ]
     db.close()
     kinds = {row["kind"] for _, row in rows}
     assert kinds == set(FIELDS), f"the template lacks {set(FIELDS) - kinds}"
@@ -186,8 +208,9 @@ def test_a_field_with_the_wrong_shape_is_a_store_error_naming_run_seq_and_field(
         del changed[name]
     else:
         changed[name] = value
-    sb, run_id = damaged(template, tmp_path, "UPDATE run_journal SET body = ? WHERE seq = ?",
-                         (cbor2.dumps(changed), seq))
+    sb, run_id = damaged(
+        template, tmp_path, "UPDATE run_journal SET body = ? WHERE seq = ?", (cbor2.dumps(changed), seq)
+    )
     assert_every_read_names(sb, run_id, f"journal entry {seq}", repr(name))
 
 
@@ -195,15 +218,20 @@ def test_a_field_with_the_wrong_shape_is_a_store_error_naming_run_seq_and_field(
 def test_a_value_nested_deep_inside_a_json_field_is_checked_too(template, tmp_path, where):
     seq, row = next((s, r) for s, r in template[2] if where in r and r["kind"] not in ("now", "random"))
     changed = {**row, where: {"ok": [1, 2, {"deeper": [{"bytes": b"\x00"}]}]}}
-    sb, run_id = damaged(template, tmp_path, "UPDATE run_journal SET body = ? WHERE seq = ?",
-                         (cbor2.dumps(changed), seq))
+    sb, run_id = damaged(
+        template, tmp_path, "UPDATE run_journal SET body = ? WHERE seq = ?", (cbor2.dumps(changed), seq)
+    )
     assert_every_read_names(sb, run_id, f"journal entry {seq}", repr(where), "bytes")
 
 
 def test_an_unknown_kind_is_a_store_error(template, tmp_path):
     seq, row = template[2][1]
-    sb, run_id = damaged(template, tmp_path, "UPDATE run_journal SET body = ? WHERE seq = ?",
-                         (cbor2.dumps({**row, "kind": "teleport"}), seq))
+    sb, run_id = damaged(
+        template,
+        tmp_path,
+        "UPDATE run_journal SET body = ? WHERE seq = ?",
+        (cbor2.dumps({**row, "kind": "teleport"}), seq),
+    )
     assert_every_read_names(sb, run_id, f"journal entry {seq}", "'kind'", "teleport")
 
 
@@ -227,8 +255,9 @@ def test_a_gap_in_the_seqs_is_a_store_error(template, tmp_path):
 @pytest.mark.parametrize("slot", [2**31, 2**62, 10**40])
 def test_a_huge_slot_allocates_nothing_of_its_size(template, tmp_path, slot):
     seq, row = next((s, r) for s, r in template[2] if r["kind"] == "now")
-    sb, run_id = damaged(template, tmp_path, "UPDATE run_journal SET body = ? WHERE seq = ?",
-                         (cbor2.dumps({**row, "slot": slot}), seq))
+    sb, run_id = damaged(
+        template, tmp_path, "UPDATE run_journal SET body = ? WHERE seq = ?", (cbor2.dumps({**row, "slot": slot}), seq)
+    )
     tracemalloc.start()
     try:
         assert_every_read_names(sb, run_id, f"journal entry {seq}", "'slot'")
@@ -242,8 +271,12 @@ def test_the_largest_slot_allowed_reads_back_as_a_bounded_call_log(template, tmp
     from jupyter_sandbox.stores.rows import MAX_SLOT
 
     seq, row = next((s, r) for s, r in template[2] if r["kind"] == "now")
-    sb, run_id = damaged(template, tmp_path, "UPDATE run_journal SET body = ? WHERE seq = ?",
-                         (cbor2.dumps({**row, "slot": MAX_SLOT}), seq))
+    sb, run_id = damaged(
+        template,
+        tmp_path,
+        "UPDATE run_journal SET body = ? WHERE seq = ?",
+        (cbor2.dumps({**row, "slot": MAX_SLOT}), seq),
+    )
     assert len(sb.call_log(run_id)) == MAX_SLOT + 1  # at most 8 MiB of None: the bound is the rule's, not the row's
 
 
@@ -257,13 +290,33 @@ def test_every_row_the_engine_writes_reads_back(template, tmp_path):
 
 
 # (SQLite's column affinity turns a number into text in a TEXT column: bytes are what stays wrong there.)
-RUN_DAMAGE = [("attempt", "x"), ("attempt", -1), ("attempt", 1.5), ("created", "yesterday"), ("updated", b"\x00"),
-              ("status", "bogus"), ("status", b"running"), ("kind", "teleport"), ("name", b"\x00"),
-              ("wake_at", "soon"), ("source", b"bytes"), ("parent", b"r-1")]
-RUN_BLOB_DAMAGE = [("input", float("nan")), ("input", {1: "int key"}), ("output", b"bytes"), ("input", {"a", "set"}),
-                   ("error", cbor2.CBORTag(4242, 1)), ("options", [1]), ("options", {"actions": 5}),
-                   ("options", {"actions": [1]}), ("options", {"strict": "yes"}),
-                   ("options", {"limits": {"fuel_seconds": "x"}}), ("options", {"limits": 3})]
+RUN_DAMAGE = [
+    ("attempt", "x"),
+    ("attempt", -1),
+    ("attempt", 1.5),
+    ("created", "yesterday"),
+    ("updated", b"\x00"),
+    ("status", "bogus"),
+    ("status", b"running"),
+    ("kind", "teleport"),
+    ("name", b"\x00"),
+    ("wake_at", "soon"),
+    ("source", b"bytes"),
+    ("parent", b"r-1"),
+]
+RUN_BLOB_DAMAGE = [
+    ("input", float("nan")),
+    ("input", {1: "int key"}),
+    ("output", b"bytes"),
+    ("input", {"a", "set"}),
+    ("error", cbor2.CBORTag(4242, 1)),
+    ("options", [1]),
+    ("options", {"actions": 5}),
+    ("options", {"actions": [1]}),
+    ("options", {"strict": "yes"}),
+    ("options", {"limits": {"fuel_seconds": "x"}}),
+    ("options", {"limits": 3}),
+]
 
 
 @pytest.mark.parametrize("column, value", RUN_DAMAGE)
@@ -279,8 +332,11 @@ def test_a_runs_blob_with_the_wrong_shape_is_a_store_error_naming_it(template, t
 
 
 def _assert_run_reads_name(sb: Sandbox, run_id: str, column: str) -> None:
-    for how, read in {"run": lambda: sb.run(run_id), "runs": lambda: sb.runs(include_children=True),
-                      "resume": lambda: sb.resume(run_id, "yes")}.items():
+    for how, read in {
+        "run": lambda: sb.run(run_id),
+        "runs": lambda: sb.runs(include_children=True),
+        "resume": lambda: sb.resume(run_id, "yes"),
+    }.items():
         with pytest.raises(StoreError) as info:
             read()
         assert run_id in str(info.value) and column in str(info.value), f"{how}: {info.value}"
@@ -293,9 +349,13 @@ def test_a_damaged_signal_is_a_store_error_naming_it(template, tmp_path, event):
         sb.store.pending_signals(run_id)
 
 
-@given(value=st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-                          | st.text(), lambda inner: st.lists(inner, max_size=3)
-                          | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=10))
+@given(
+    value=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+        max_leaves=10,
+    )
+)
 def test_any_json_value_in_a_json_field_is_accepted(value):
     from jupyter_sandbox.stores.rows import decode
 
@@ -305,8 +365,9 @@ def test_any_json_value_in_a_json_field_is_accepted(value):
 
 def test_the_resume_after_a_refused_read_names_the_damage_not_a_busy_run(template, tmp_path):
     seq, row = next((s, r) for s, r in template[2] if r["kind"] == "result")
-    sb, run_id = damaged(template, tmp_path, "UPDATE run_journal SET body = ? WHERE seq = ?",
-                         (cbor2.dumps({**row, "ok": "yes"}), seq))
+    sb, run_id = damaged(
+        template, tmp_path, "UPDATE run_journal SET body = ? WHERE seq = ?", (cbor2.dumps({**row, "ok": "yes"}), seq)
+    )
     for answer in (None, None, "yes"):  # the claim a failed read made is let go: never "already being resumed"
         with pytest.raises(StoreError, match=f"journal entry {seq}"):
             sb.resume(run_id, answer)
@@ -352,8 +413,15 @@ def test_an_export_with_a_damaged_row_is_refused_whole_naming_the_row(template, 
         assert other.runs(include_children=True) == []
 
 
-@pytest.mark.parametrize("runs", [5, [5], [{"run": {}, "journal": 5, "attempts": [], "signals": []}],
-                                  [{"run": {}, "journal": [[0, "call"]], "attempts": [], "signals": []}]])
+@pytest.mark.parametrize(
+    "runs",
+    [
+        5,
+        [5],
+        [{"run": {}, "journal": 5, "attempts": [], "signals": []}],
+        [{"run": {}, "journal": [[0, "call"]], "attempts": [], "signals": []}],
+    ],
+)
 def test_an_export_not_shaped_as_dump_run_writes_it_is_a_store_error(tmp_path, runs):
     path = tmp_path / "bad.jsbx"
     path.write_bytes(cbor2.dumps({"format": "jupyter-sandbox-run", "schema": 1, "root": "r-x", "runs": runs}))

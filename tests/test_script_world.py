@@ -43,8 +43,9 @@ def test_action_receives_the_scripts_one_argument(sb):
 
 
 def test_console_levels_are_captured_in_order(sb):
-    result = sb.eval("console.log('a', 1); console.info('b'); console.warn('c'); console.error('d');"
-                     " console.debug({e: true})")
+    result = sb.eval(
+        "console.log('a', 1); console.info('b'); console.warn('c'); console.error('d'); console.debug({e: true})"
+    )
     assert result.console == [
         {"level": "log", "message": "a 1"},
         {"level": "info", "message": "b"},
@@ -90,8 +91,9 @@ def test_a_failing_action_throws_a_catchable_action_error(sb):
     def boom(_):
         raise ValueError("no route to host")
 
-    result = sb.eval("try { await actions.boom(1) } catch (e) {"
-                     " return [e instanceof ActionError, e.name, e.action, e.message] }")
+    result = sb.eval(
+        "try { await actions.boom(1) } catch (e) { return [e instanceof ActionError, e.name, e.action, e.message] }"
+    )
     assert result.output == [True, "ActionError", "boom", "ValueError: no route to host"]
 
 
@@ -113,7 +115,7 @@ def test_an_unknown_action_is_an_action_error_listing_the_known_ones(sb):
 
     with pytest.raises(ActionError) as info:
         sb.eval("await ctx.call('unknown', 1)")
-    assert "no action named \"unknown\"" in str(info.value)
+    assert 'no action named "unknown"' in str(info.value)
     assert "known" in str(info.value)
 
 
@@ -147,16 +149,19 @@ def test_lint_runs_before_anything_executes(sb):
     assert calls == []
 
 
-@pytest.mark.parametrize("value, problem", [
-    ("() => 1", "$.x is a function"),
-    ("Symbol('s')", "is a symbol"),
-    ("10n", "is a BigInt"),
-    ("NaN", "is NaN"),
-    ("Infinity", "is Infinity"),
-    ("[1, undefined]", "input.x[1] is undefined"),
-    ("new Map()", "is a Map"),
-    ("'\\ud800'", "lone surrogate"),
-])
+@pytest.mark.parametrize(
+    "value, problem",
+    [
+        ("() => 1", "$.x is a function"),
+        ("Symbol('s')", "is a symbol"),
+        ("10n", "is a BigInt"),
+        ("NaN", "is NaN"),
+        ("Infinity", "is Infinity"),
+        ("[1, undefined]", "input.x[1] is undefined"),
+        ("new Map()", "is a Map"),
+        ("'\\ud800'", "lone surrogate"),
+    ],
+)
 def test_non_json_input_is_a_clear_type_error_naming_the_action(sb, value, problem):
     @sb.action
     def take(_):
@@ -176,12 +181,15 @@ def test_a_cyclic_input_is_reported_as_cyclic(sb):
     assert "input.self is a cyclic reference" in result.output
 
 
-@pytest.mark.parametrize("value, problem", [
-    (object(), "is a object"),
-    ({"n": float("nan")}, "$.n is nan"),
-    ({"s": "\ud800"}, "lone surrogate"),
-    ({"s": {1, 2}}, "$.s is a set"),
-])
+@pytest.mark.parametrize(
+    "value, problem",
+    [
+        (object(), "is a object"),
+        ({"n": float("nan")}, "$.n is nan"),
+        ({"s": "\ud800"}, "lone surrogate"),
+        ({"s": {1, 2}}, "$.s is a set"),
+    ],
+)
 def test_a_non_json_result_is_an_action_error_naming_the_action_and_type(sb, value, problem):
     @sb.action
     def bad(_):

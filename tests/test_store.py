@@ -17,12 +17,20 @@ import textwrap
 import threading
 
 import pytest
+from store_backends import query
 
-from jupyter_sandbox import (ActionInterrupt, ManualClock, RunBusyError, RunNotFound, RunParked, RunStateError,
-                             Sandbox, SandboxInterrupt, StoreError)
+from jupyter_sandbox import (
+    ActionInterrupt,
+    ManualClock,
+    RunBusyError,
+    RunNotFound,
+    RunParked,
+    RunStateError,
+    Sandbox,
+    SandboxInterrupt,
+    StoreError,
+)
 from jupyter_sandbox.stores.base import SCHEMA_VERSION
-
-from store_backends import query  # noqa: E402  (tests/store_backends.py)
 
 
 @pytest.fixture
@@ -31,6 +39,7 @@ def sb(store_url):
     sandbox = Sandbox(store_url)
     yield sandbox
     sandbox.close()
+
 
 PROGRAM = textwrap.dedent("""
     import json, os, sys, time
@@ -104,8 +113,10 @@ def program(tmp_path, store_url):
     return run
 
 
-WORKFLOW = "const a = await actions.effect(2); const b = await actions.approve(a); " \
-           "const c = await actions.effect(3); return [a, b, c]"
+WORKFLOW = (
+    "const a = await actions.effect(2); const b = await actions.approve(a); "
+    "const c = await actions.effect(3); return [a, b, c]"
+)
 
 
 def test_a_run_interrupted_in_one_process_resumes_in_another(program):
@@ -174,8 +185,9 @@ def test_two_threads_resuming_at_once_execute_the_action_once(store_url):
 
 def test_a_parked_timer_is_woken_by_another_processs_scheduler(program):
     start = 1_700_000_000_000
-    parked = program("start", env={"SOURCE": "await actions.effect(1); await ctx.hours(1); return 'woke'",
-                                   "CLOCK": str(start)})
+    parked = program(
+        "start", env={"SOURCE": "await actions.effect(1); await ctx.hours(1); return 'woke'", "CLOCK": str(start)}
+    )
     assert parked["status"] == "parked" and parked["due"] == pytest.approx(start + 3_600_000, abs=5)
     woken = program("due", parked["run_id"], env={"CLOCK": str(start + 3_600_001)})
     assert woken == {"status": "completed", "output": "woke"}
@@ -192,8 +204,9 @@ def test_export_and_import_move_a_paused_run_to_another_store(program, tmp_path)
     sb = Sandbox(elsewhere / "other.sqlite")  # from either backend to an SQLite file
     calls = []
     sb.action(lambda i: calls.append(i) or i * i, name="effect")
-    sb.action(lambda x, resume=None: resume.value if resume else (_ for _ in ()).throw(ActionInterrupt()),
-              name="approve")
+    sb.action(
+        lambda x, resume=None: resume.value if resume else (_ for _ in ()).throw(ActionInterrupt()), name="approve"
+    )
     run_id = sb.import_run(exported)
     assert run_id == first["run_id"] and sb.run(run_id).status == "interrupted"
     assert sb.resume(run_id, "moved").output == [4, "moved", 9]
@@ -228,13 +241,23 @@ def test_the_store_is_a_wal_sqlite_file_with_the_documented_tables(tmp_path):
 
 def test_the_postgres_store_has_the_same_tables_and_journal_key(postgres_url):
     Sandbox(postgres_url).eval("return 1")
-    tables = {r[0] for r in query(postgres_url, "SELECT table_name FROM information_schema.tables "
-                                                "WHERE table_schema = current_schema()")}
+    tables = {
+        r[0]
+        for r in query(
+            postgres_url, "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+        )
+    }
     assert {"runs", "run_journal", "run_attempts", "signals", "meta"} <= tables
-    pk = [r[0] for r in query(postgres_url, "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON "
-                                            "a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) WHERE i.indisprimary "
-                                            "AND i.indrelid = 'run_journal'::regclass ORDER BY array_position(i.indkey, "
-                                            "a.attnum)")]
+    pk = [
+        r[0]
+        for r in query(
+            postgres_url,
+            "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON "
+            "a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) WHERE i.indisprimary "
+            "AND i.indrelid = 'run_journal'::regclass ORDER BY array_position(i.indkey, "
+            "a.attnum)",
+        )
+    ]
     assert pk == ["run_id", "seq"]
 
 
@@ -294,8 +317,7 @@ def test_resuming_a_completed_run_is_a_clear_state_error(sb):
 
 
 def test_each_attempt_records_the_source_hash_it_ran(sb):
-    sb.action(lambda x, resume=None: resume.value if resume else (_ for _ in ()).throw(ActionInterrupt()),
-              name="gate")
+    sb.action(lambda x, resume=None: resume.value if resume else (_ for _ in ()).throw(ActionInterrupt()), name="gate")
     with pytest.raises(SandboxInterrupt) as info:
         sb.eval("return await actions.gate(1)")
     sb.resume(info.value.run_id, True, source="// edited\nreturn await actions.gate(1)")
@@ -321,7 +343,7 @@ def test_parked_runs_survive_a_new_sandbox_on_the_same_file(store_url):
 def test_a_postgresql_url_opens_the_postgres_store(postgres_url, scheme):
     from jupyter_sandbox.stores.postgres import PostgresStore
 
-    sb = Sandbox(scheme + postgres_url[len("postgresql"):])
+    sb = Sandbox(scheme + postgres_url[len("postgresql") :])
     assert isinstance(sb.store, PostgresStore)
     assert sb.eval("return 41 + 1").output == 42
 

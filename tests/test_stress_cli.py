@@ -54,7 +54,8 @@ def test_the_statistics_parser_finds_nothing_without_the_statistics_banner():
 
 def test_the_junit_parser_maps_each_case_to_its_file_and_names_the_failure(tmp_path):
     junit = tmp_path / "junit.xml"
-    junit.write_text(textwrap.dedent("""\
+    junit.write_text(
+        textwrap.dedent("""\
         <testsuites><testsuite name="pytest">
           <testcase classname="tests.test_a" name="test_one" time="1.5"/>
           <testcase classname="tests.test_a.TestGroup" name="test_two[x]" time="0.25">
@@ -62,11 +63,17 @@ def test_the_junit_parser_maps_each_case_to_its_file_and_names_the_failure(tmp_p
           </testcase>
           <testcase classname="tests.test_b" name="test_three" time="0"><skipped message="no"/></testcase>
         </testsuite></testsuites>
-    """))
+    """)
+    )
     assert properties.parse_junit(junit) == [
         {"file": "tests/test_a.py", "name": "test_one", "seconds": 1.5, "outcome": "passed", "message": ""},
-        {"file": "tests/test_a.py", "name": "test_two[x]", "seconds": 0.25, "outcome": "failure",
-         "message": "AssertionError: assert 10 < 10"},
+        {
+            "file": "tests/test_a.py",
+            "name": "test_two[x]",
+            "seconds": 0.25,
+            "outcome": "failure",
+            "message": "AssertionError: assert 10 < 10",
+        },
         {"file": "tests/test_b.py", "name": "test_three", "seconds": 0.0, "outcome": "skipped", "message": ""},
     ]
 
@@ -101,11 +108,19 @@ PROPERTY_TESTS = textwrap.dedent("""\
 @pytest.mark.slow
 def test_the_properties_section_runs_only_property_tests_and_counts_examples_and_failures(tmp_path):
     (tmp_path / "test_demo.py").write_text(PROPERTY_TESTS)
-    result = properties.run_properties("long", log=lambda message: None, timeout=120,
-                                       files=[tmp_path / "test_demo.py"], cwd=tmp_path, storage=tmp_path / "db")
+    result = properties.run_properties(
+        "long",
+        log=lambda message: None,
+        timeout=120,
+        files=[tmp_path / "test_demo.py"],
+        cwd=tmp_path,
+        storage=tmp_path / "db",
+    )
     assert result["exit"] == 1 and not result["timed_out"]
     assert sorted((c["name"], c["outcome"]) for c in result["cases"]) == [
-        ("test_fails_on_long_text", "failure"), ("test_holds", "passed")]
+        ("test_fails_on_long_text", "failure"),
+        ("test_holds", "passed"),
+    ]
     assert result["stats"]["test_demo.py::test_holds"] == {"passing": 40, "failing": 0, "invalid": 0}
     assert result["stats"]["test_demo.py::test_fails_on_long_text"]["failing"] >= 1
     lines, head = properties.report(result, SimpleNamespace())
@@ -114,12 +129,20 @@ def test_the_properties_section_runs_only_property_tests_and_counts_examples_and
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", [["-m", "bench.stress"], [str(ROOT / "bench" / "stress")]],
-                         ids=["python -m bench.stress", "python bench/stress"])
+@pytest.mark.parametrize(
+    "how",
+    [["-m", "bench.stress"], [str(ROOT / "bench" / "stress")]],
+    ids=["python -m bench.stress", "python bench/stress"],
+)
 def test_the_stress_run_starts_either_way_and_writes_its_summary(tmp_path, how):
     out = tmp_path / "stress.md"
-    proc = subprocess.run([sys.executable, *how, "--only", "escapes", "--out", str(out)],
-                          cwd=ROOT if how[0] == "-m" else tmp_path, capture_output=True, text=True, timeout=240)
+    proc = subprocess.run(
+        [sys.executable, *how, "--only", "escapes", "--out", str(out)],
+        cwd=ROOT if how[0] == "-m" else tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     text = out.read_text()
     assert "## Summary" in text and "## Escape probes" in text
@@ -129,7 +152,12 @@ def test_the_stress_run_starts_either_way_and_writes_its_summary(tmp_path, how):
 
 
 def test_an_unknown_section_is_refused_with_the_names_of_the_sections():
-    proc = subprocess.run([sys.executable, "-m", "bench.stress", "--only", "fuzz,bogus"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.stress", "--only", "fuzz,bogus"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert "unknown section bogus" in proc.stderr and "properties" in proc.stderr

@@ -42,7 +42,9 @@ class Marks(HTMLParser):
         a = dict(attrs)
         if "data-mark" in a and "data-seq" in a:
             steps = tuple(int(s["data-step"]) for _, s in self.stack if "data-step" in s)
-            self.rows.append((int(a["data-seq"]), a["data-kind"] if "data-kind" in a else "step", a["data-mark"], steps))
+            self.rows.append(
+                (int(a["data-seq"]), a["data-kind"] if "data-kind" in a else "step", a["data-mark"], steps)
+            )
         self.stack.append((tag, a))
 
     def handle_endtag(self, tag: str) -> None:
@@ -59,22 +61,38 @@ def marks(html: str) -> list[tuple[int, str, str, tuple[int, ...]]]:
 def js_timeline_html(doc: dict) -> str:
     node = shutil.which("node")
     assert node, "node is needed to test timeline.js"
-    script = (f"import {{ timelineHtml }} from {json.dumps(TIMELINE_JS.as_uri())};"
-              "import fs from 'node:fs';"
-              "process.stdout.write(timelineHtml(JSON.parse(fs.readFileSync(0, 'utf8'))));")
-    out = subprocess.run([node, "--input-type=module", "-e", script], input=json.dumps(doc),
-                         capture_output=True, text=True, timeout=60, check=True)
+    script = (
+        f"import {{ timelineHtml }} from {json.dumps(TIMELINE_JS.as_uri())};"
+        "import fs from 'node:fs';"
+        "process.stdout.write(timelineHtml(JSON.parse(fs.readFileSync(0, 'utf8'))));"
+    )
+    out = subprocess.run(
+        [node, "--input-type=module", "-e", script],
+        input=json.dumps(doc),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return out.stdout
 
 
 def node_module_call(module: Path, fn: str, doc: dict) -> str:
     node = shutil.which("node")
     assert node, "node is needed to test the renderers"
-    script = (f"import {{ {fn} }} from {json.dumps(module.as_uri())};"
-              "import fs from 'node:fs';"
-              f"process.stdout.write({fn}(JSON.parse(fs.readFileSync(0, 'utf8'))));")
-    out = subprocess.run([node, "--input-type=module", "-e", script], input=json.dumps(doc),
-                         capture_output=True, text=True, timeout=60, check=True)
+    script = (
+        f"import {{ {fn} }} from {json.dumps(module.as_uri())};"
+        "import fs from 'node:fs';"
+        f"process.stdout.write({fn}(JSON.parse(fs.readFileSync(0, 'utf8'))));"
+    )
+    out = subprocess.run(
+        [node, "--input-type=module", "-e", script],
+        input=json.dumps(doc),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return out.stdout
 
 
@@ -96,7 +114,9 @@ DISTINCTIVE = {
     "step": lambda e: e["label"],
     "now": lambda e: "2025-11-30T10:53:20.040Z",
     "call": lambda e: e["description"],
-    "result": lambda e: "mailbox full" if e["ok"] is False else "&quot;total&quot;: 40" if e["slot"] == 1 else "2 orders, 120 EUR",
+    "result": lambda e: (
+        "mailbox full" if e["ok"] is False else "&quot;total&quot;: 40" if e["slot"] == 1 else "2 orders, 120 EUR"
+    ),
     "random": lambda e: "0.4242",
     "console": lambda e: e["message"],
     "log": lambda e: e["message"],
@@ -184,7 +204,9 @@ def test_mismatch_entry_renders_a_diff(doc):
 
 
 def test_pending_interrupts_are_listed_in_the_header(doc):
-    doc["pending"] = [{"id": "r-demo:6", "run_id": "r-demo", "position": 6, "name": "send_email", "data": {"subject": "Weekly"}}]
+    doc["pending"] = [
+        {"id": "r-demo:6", "run_id": "r-demo", "position": 6, "name": "send_email", "data": {"subject": "Weekly"}}
+    ]
     html = render_html(doc)
     assert re.search(r'class="jsbx-pending">.*send_email.*r-demo:6', html, re.S)
 
@@ -218,8 +240,9 @@ def test_mismatch_diff_marks_only_the_differing_rows():
 
 def test_mismatch_diff_ignores_key_order_as_content_keys_do():
     attempted = {**MISMATCH["attempted"], "input": {"b": 2, "a": 1}}
-    html = render_mismatch_html({**MISMATCH, "recorded": {**MISMATCH["recorded"], "input": {"a": 1, "b": 2}},
-                                 "attempted": attempted}, None)
+    html = render_mismatch_html(
+        {**MISMATCH, "recorded": {**MISMATCH["recorded"], "input": {"a": 1, "b": 2}}, "attempted": attempted}, None
+    )
     assert diff_rows(html)["input"] == ""
 
 
@@ -253,9 +276,37 @@ IN_STEP = {
     "run": {"id": "r-step", "status": "completed", "output": {"sent": True}},
     "attempts": [{"n": 1, "outcome": "interrupted"}, {"n": 2, "outcome": "completed", "replayed": 2}],
     "entries": [
-        {"seq": 0, "kind": "step", "attempt": 1, "at": 1.0, "id": 7, "label": "Deliver", "phase": "start", "parent": None},
-        {"seq": 1, "kind": "call", "attempt": 1, "at": 1.1, "slot": 0, "step": 7, "op": "call", "name": "ship", "input": {}},
-        {"seq": 2, "kind": "interrupt", "attempt": 1, "at": 1.2, "slot": 0, "step": 7, "name": "ship", "id": "r-step:0"},
+        {
+            "seq": 0,
+            "kind": "step",
+            "attempt": 1,
+            "at": 1.0,
+            "id": 7,
+            "label": "Deliver",
+            "phase": "start",
+            "parent": None,
+        },
+        {
+            "seq": 1,
+            "kind": "call",
+            "attempt": 1,
+            "at": 1.1,
+            "slot": 0,
+            "step": 7,
+            "op": "call",
+            "name": "ship",
+            "input": {},
+        },
+        {
+            "seq": 2,
+            "kind": "interrupt",
+            "attempt": 1,
+            "at": 1.2,
+            "slot": 0,
+            "step": 7,
+            "name": "ship",
+            "id": "r-step:0",
+        },
         {"seq": 3, "kind": "answer", "attempt": 2, "at": 9.0, "slot": 0, "step": 7, "value": "yes", "id": "r-step:0"},
         {"seq": 4, "kind": "result", "attempt": 2, "at": 9.5, "slot": 0, "step": 7, "ok": True, "value": 1},
         {"seq": 5, "kind": "step", "attempt": 2, "at": 9.6, "id": 7, "phase": "end", "outcome": "ok"},
@@ -280,8 +331,7 @@ def test_js_escapes_html_in_journal_values(doc):
 def test_js_unit_tests_pass():
     node = shutil.which("node")
     assert node, "node is needed to test timeline.js"
-    run = subprocess.run([node, "--test", str(HERE / "js" / "timeline_render.test.mjs")],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [node, "--test", str(HERE / "js" / "timeline_render.test.mjs")], capture_output=True, text=True, timeout=120
+    )
     assert run.returncode == 0, run.stdout + run.stderr
-
-

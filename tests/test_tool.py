@@ -102,7 +102,7 @@ def test_the_tool_offers_only_the_actions_it_was_given(tool):
 def test_a_completed_run_gives_its_output_and_console(tool):
     result = tool.run({"script": "console.log('looking');\nreturn await actions.lookup(ctx.input)", "input": "ada"})
     assert (result.status, result.output) == ("completed", ["ADA"])
-    assert "output:\n[\"ADA\"]" in result.content and "[log] looking" in result.content
+    assert 'output:\n["ADA"]' in result.content and "[log] looking" in result.content
 
 
 def test_arguments_may_come_as_the_json_text_openai_sends(tool):
@@ -141,8 +141,14 @@ def test_a_lint_error_names_what_the_sandbox_lacks(tool):
 def test_an_approval_pauses_with_its_pending_interrupt(tool):
     result = tool.run({"script": "return await actions.send_email({to: 'ada', body: 'hi'})"})
     assert result.status == "paused"
-    assert result.pending == [{"id": f"{result.run_id}:0", "name": "send_email", "approval": True,
-                               "data": {"action": "send_email", "input": {"to": "ada", "body": "hi"}}}]
+    assert result.pending == [
+        {
+            "id": f"{result.run_id}:0",
+            "name": "send_email",
+            "approval": True,
+            "data": {"action": "send_email", "input": {"to": "ada", "body": "hi"}},
+        }
+    ]
     assert "Do not run the script again" in result.content
     assert tool.sandbox.sent == []
 
@@ -187,15 +193,37 @@ def test_another_process_on_the_same_store_resumes_the_paused_call(tmp_path):
         register(sb, sent)
         tool = sb.tool()
     """)
-    first = subprocess.run([sys.executable, "-c", setup + textwrap.dedent("""
+    first = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            setup
+            + textwrap.dedent("""
         result = tool.run({"script": "return await actions.send_email({to: 'ada', body: 'hi'})"})
         print(result.status, result.run_id, len(sent))
-    """)], capture_output=True, text=True, timeout=120, check=True).stdout.split()
+    """),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.split()
     assert first[0] == "paused" and first[2] == "0"
-    second = subprocess.run([sys.executable, "-c", setup + textwrap.dedent(f"""
+    second = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            setup
+            + textwrap.dedent(f"""
         result = tool.resume({first[1]!r}, True)
         print(result.status, len(sent))
-    """)], capture_output=True, text=True, timeout=120, check=True).stdout.split()
+    """),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.split()
     assert second == ["completed", "1"]
 
 
@@ -205,8 +233,9 @@ def test_a_tool_result_reads_as_its_content(tool):
 
 
 def test_a_real_sdk_tool_use_block_runs_as_is(tool):
-    block = anthropic_types.ToolUseBlock(type="tool_use", id="toolu_1", name="sandbox",
-                                         input={"script": "return await actions.lookup('bo')"})
+    block = anthropic_types.ToolUseBlock(
+        type="tool_use", id="toolu_1", name="sandbox", input={"script": "return await actions.lookup('bo')"}
+    )
     assert tool.run(block.input).output == ["BO"]
 
 
@@ -234,15 +263,20 @@ def test_a_budget_too_small_or_not_a_number_is_refused(sb, budget):
         sb.tool(budget=budget)
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False,
-                                                                                  allow_infinity=False)
-                           | st.text(), lambda inner: st.lists(inner, max_size=30)
-                           | st.dictionaries(st.text(max_size=10), inner, max_size=30), max_leaves=200)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=30) | st.dictionaries(st.text(max_size=10), inner, max_size=30),
+    max_leaves=200,
+)
 
 
 @settings(max_examples=60)
-@given(output=json_values, console=st.lists(st.text(max_size=800), max_size=60), budget=st.integers(500, 5000),
-       message=st.text(max_size=3000))
+@given(
+    output=json_values,
+    console=st.lists(st.text(max_size=800), max_size=60),
+    budget=st.integers(500, 5000),
+    message=st.text(max_size=3000),
+)
 def test_content_never_exceeds_its_budget(output, console, budget, message):
     lines = [{"level": "log", "message": m} for m in console]
     for status, error in (("completed", None), ("failed", {"name": "Error", "message": message, "line": 1})):
@@ -328,13 +362,34 @@ def test_a_huge_error_message_is_cut_to_the_budget(sb):
 def test_an_openai_tool_call_runs_from_its_json_arguments(tool):
     from openai.types.chat import ChatCompletion
 
-    completion = ChatCompletion.model_validate({
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "m",
-        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-            "role": "assistant", "content": None, "tool_calls": [{
-                "id": "call_1", "type": "function", "function": {
-                    "name": "sandbox", "arguments": json.dumps({"script": "return await actions.lookup('cy')"})}}]}}],
-    })
+    completion = ChatCompletion.model_validate(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": "call_1",
+                                "type": "function",
+                                "function": {
+                                    "name": "sandbox",
+                                    "arguments": json.dumps({"script": "return await actions.lookup('cy')"}),
+                                },
+                            }
+                        ],
+                    },
+                }
+            ],
+        }
+    )
     call = completion.choices[0].message.tool_calls[0]
     assert tool.run(call.function.arguments).output == ["CY"]
 
@@ -342,8 +397,14 @@ def test_an_openai_tool_call_runs_from_its_json_arguments(tool):
 @pytest.mark.slow
 def test_the_code_mode_benchmark_runs_and_prints_every_row(tmp_path):
     out = tmp_path / "codemode.md"
-    run = subprocess.run([sys.executable, "bench/codemode.py", "--quick", "--out", str(out)], capture_output=True,
-                         text=True, timeout=300, cwd=Path(__file__).parent.parent, check=True)
+    run = subprocess.run(
+        [sys.executable, "bench/codemode.py", "--quick", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).parent.parent,
+        check=True,
+    )
     for row in ("validate + bind + dump, small model", "live call, typed − untyped", "declarations, 100 actions"):
         assert f"| {row} |" in run.stdout
     assert out.read_text(encoding="utf-8") in run.stdout

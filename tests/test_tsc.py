@@ -29,8 +29,17 @@ from jupyter_sandbox import Sandbox
 from jupyter_sandbox.agents.typescript import Renderer
 
 TSC = Path(__file__).parent / "ts" / "node_modules" / ".bin" / "tsc"
-CONFIG = {"compilerOptions": {"strict": True, "noEmit": True, "lib": ["es2022"], "target": "es2022",
-                              "module": "es2022", "types": [], "noImplicitReturns": False}}
+CONFIG = {
+    "compilerOptions": {
+        "strict": True,
+        "noEmit": True,
+        "lib": ["es2022"],
+        "target": "es2022",
+        "module": "es2022",
+        "types": [],
+        "noImplicitReturns": False,
+    }
+}
 
 
 class Email(BaseModel):
@@ -89,8 +98,11 @@ def make_sandbox() -> Sandbox:
     def ping() -> float:
         """The time."""
 
-    @sb.action(name="ratio", input_schema={"type": "object", "properties": {"weird-key": {"type": "number"}},
-                                           "required": ["weird-key"]}, output_schema={"type": "number"})
+    @sb.action(
+        name="ratio",
+        input_schema={"type": "object", "properties": {"weird-key": {"type": "number"}}, "required": ["weird-key"]},
+        output_schema={"type": "number"},
+    )
     def ratio_fn(payload):
         """Explicit schemas, a key that needs quoting."""
 
@@ -167,44 +179,80 @@ GOOD = {
 }
 
 BAD = {
-    "misspelt_action": ("""
+    "misspelt_action": (
+        """
         await actions.send_emial({to: "a", subject: "s", body: "b"});
-    """, {"TS2551"}),  # Property 'send_emial' does not exist ... Did you mean 'send_email'?
-    "unknown_action": ("""
+    """,
+        {"TS2551"},
+    ),  # Property 'send_emial' does not exist ... Did you mean 'send_email'?
+    "unknown_action": (
+        """
         await actions.launch_rockets({});
-    """, {"TS2339"}),
-    "wrong_field_type": ("""
+    """,
+        {"TS2339"},
+    ),
+    "wrong_field_type": (
+        """
         await actions.send_email({to: 42, subject: "s", body: "b"});
-    """, {"TS2322"}),
-    "missing_field": ("""
+    """,
+        {"TS2322"},
+    ),
+    "missing_field": (
+        """
         await actions.send_email({to: "a", body: "b"});
-    """, {"TS2345"}),
-    "misspelt_field": ("""
+    """,
+        {"TS2345"},
+    ),
+    "misspelt_field": (
+        """
         await actions.search({qurey: "refund"});
-    """, {"TS2561"}),  # Object literal may only specify known properties, but 'qurey' ... Did you mean 'query'?
-    "wrong_enum_member": ("""
+    """,
+        {"TS2561"},
+    ),  # Object literal may only specify known properties, but 'qurey' ... Did you mean 'query'?
+    "wrong_enum_member": (
+        """
         await actions.search({query: "x", mode: "regex"});
-    """, {"TS2322"}),
-    "wrong_use_of_a_result": ("""
+    """,
+        {"TS2322"},
+    ),
+    "wrong_use_of_a_result": (
+        """
         const sent = await actions.send_email({to: "a", subject: "s", body: "b"});
         const n: number = sent.id;
-    """, {"TS2322"}),
-    "unnarrowed_optional_result": ("""
+    """,
+        {"TS2322"},
+    ),
+    "unnarrowed_optional_result": (
+        """
         const t = await actions.ticket(1);
         return t.text;
-    """, {"TS18047"}),  # 't' is possibly 'null'
-    "fetch_does_not_exist": ("""
+    """,
+        {"TS18047"},
+    ),  # 't' is possibly 'null'
+    "fetch_does_not_exist": (
+        """
         const r = await fetch("https://example.com");
-    """, {"TS2304"}),
-    "timers_do_not_exist": ("""
+    """,
+        {"TS2304"},
+    ),
+    "timers_do_not_exist": (
+        """
         setTimeout(() => 1, 10);
-    """, {"TS2304"}),
-    "misspelt_ctx_method": ("""
+    """,
+        {"TS2304"},
+    ),
+    "misspelt_ctx_method": (
+        """
         await ctx.slep(10);
-    """, {"TS2551"}),
-    "ctx_call_with_a_wrong_name": ("""
+    """,
+        {"TS2551"},
+    ),
+    "ctx_call_with_a_wrong_name": (
+        """
         await ctx.call("send_emial", {});
-    """, {"TS2345"}),
+    """,
+        {"TS2345"},
+    ),
 }
 
 
@@ -217,8 +265,12 @@ def compile_files(folder: Path, files: dict[str, str]) -> dict[str, set[str]]:
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
     (folder / "tsconfig.json").write_text(json.dumps({**CONFIG, "files": sorted(files)}), encoding="utf-8")
-    run = subprocess.run([str(TSC), "-p", str(folder / "tsconfig.json"), "--pretty", "false"],
-                         capture_output=True, text=True, timeout=240)
+    run = subprocess.run(
+        [str(TSC), "-p", str(folder / "tsconfig.json"), "--pretty", "false"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     codes: dict[str, set[str]] = {name: set() for name in files}
     for line in run.stdout.splitlines():
         found = re.match(r"^(.+?)\(\d+,\d+\): error (TS\d+):", line)

@@ -26,12 +26,16 @@ CALLS = {"actions.NAME": "actions.publsh({draft: 1})", "ctx.call": "ctx.call('pu
 
 @pytest.mark.parametrize("call", list(CALLS.values()), ids=list(CALLS))
 def test_an_unknown_action_is_an_action_error_the_script_can_catch(publishing, call):
-    result = publishing.eval(f"try {{ await {call}; return 'called' }} "
-                             "catch (e) { return [e instanceof ActionError, e.name, e.action, e.message] }")
+    result = publishing.eval(
+        f"try {{ await {call}; return 'called' }} "
+        "catch (e) { return [e instanceof ActionError, e.name, e.action, e.message] }"
+    )
     is_action_error, name, action, message = result.output
     assert (is_action_error, name, action) == (True, "ActionError", "publsh")
-    assert message == ('no action named "publsh" is registered; did you mean "publish"? '
-                       "(available: preview, publish, search, send_email)")
+    assert message == (
+        'no action named "publsh" is registered; did you mean "publish"? '
+        "(available: preview, publish, search, send_email)"
+    )
 
 
 @pytest.mark.parametrize("call", list(CALLS.values()), ids=list(CALLS))
@@ -75,9 +79,21 @@ def test_actions_stays_a_plain_frozen_object_for_everything_else(publishing):
     result = publishing.eval(
         "return ['publsh' in actions, 'publish' in actions, Object.keys(actions).sort(), actions.then === undefined, "
         "actions.toJSON === undefined, JSON.stringify(actions), typeof actions.toString, actions.hasOwnProperty('publish'), "
-        "actions instanceof Object, Object.isFrozen(actions), typeof actions[Symbol.iterator]]")
-    assert result.output == [False, True, ["preview", "publish", "search", "send_email"], True, True, "{}",
-                             "function", True, True, True, "undefined"]
+        "actions instanceof Object, Object.isFrozen(actions), typeof actions[Symbol.iterator]]"
+    )
+    assert result.output == [
+        False,
+        True,
+        ["preview", "publish", "search", "send_email"],
+        True,
+        True,
+        "{}",
+        "function",
+        True,
+        True,
+        True,
+        "undefined",
+    ]
 
 
 def test_awaiting_the_actions_object_itself_does_not_hang(publishing):
@@ -96,13 +112,13 @@ def one_edit(name: str, data) -> str:
     i = data.draw(st.integers(0, len(name) - 1))
     kind = data.draw(st.sampled_from(["drop", "double", "change", "swap"]))
     if kind == "drop":
-        return name[:i] + name[i + 1:]
+        return name[:i] + name[i + 1 :]
     if kind == "double":
         return name[:i] + name[i] + name[i:]
     if kind == "change":
-        return name[:i] + data.draw(st.sampled_from("qxz")) + name[i + 1:]
+        return name[:i] + data.draw(st.sampled_from("qxz")) + name[i + 1 :]
     j = min(i + 1, len(name) - 1)
-    return name[:i] + name[j] + name[i] + name[j + 1:] if j != i else name[:-1] + "q"
+    return name[:i] + name[j] + name[i] + name[j + 1 :] if j != i else name[:-1] + "q"
 
 
 def distance(a: str, b: str) -> int:

@@ -21,7 +21,7 @@ from jupyter_sandbox import ManualClock, RunParked, Sandbox
 from jupyter_sandbox.stores.base import new_run_id
 
 ROOT = Path(__file__).resolve().parent.parent
-ACTIONS = '''
+ACTIONS = """
 import os
 
 def fire(run_id):
@@ -31,7 +31,7 @@ def fire(run_id):
     return run_id
 
 ACTIONS = {"fire": fire}
-'''
+"""
 
 
 def parked_runs(store: str, count: int) -> list[str]:
@@ -50,11 +50,30 @@ def parked_runs(store: str, count: int) -> list[str]:
 
 def worker(store: str, tmp_path: Path, effects: Path, *extra: str, lease: str = "300") -> subprocess.Popen:
     """A ``jupyter-sandbox worker --once``; a long lease by default, which a loaded machine never outlasts."""
-    env = {**os.environ, "EFFECTS": str(effects), "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}",
-           "JUPYTER_SANDBOX_LEASE_SECONDS": lease}
-    return subprocess.Popen([sys.executable, "-m", "jupyter_sandbox.cli", "worker", "--store", store,
-                             "--actions", "team_actions:ACTIONS", "--once", *extra], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "EFFECTS": str(effects),
+        "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}",
+        "JUPYTER_SANDBOX_LEASE_SECONDS": lease,
+    }
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyter_sandbox.cli",
+            "worker",
+            "--store",
+            store,
+            "--actions",
+            "team_actions:ACTIONS",
+            "--once",
+            *extra,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.mark.slow
@@ -88,9 +107,22 @@ def test_a_worker_loads_actions_from_a_module_and_wakes_due_runs(store_url, tmp_
 
 
 def test_a_worker_with_a_bad_actions_spec_says_what_is_wrong(store_url, tmp_path):
-    done = subprocess.run([sys.executable, "-m", "jupyter_sandbox.cli", "worker", "--store", store_url,
-                           "--actions", "no_such_module:ACTIONS", "--once"], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jupyter_sandbox.cli",
+            "worker",
+            "--store",
+            store_url,
+            "--actions",
+            "no_such_module:ACTIONS",
+            "--once",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode != 0 and "no_such_module" in done.stderr
 
 
@@ -101,7 +133,7 @@ def test_the_worker_is_a_console_script():
     assert scripts["jupyter-sandbox"] == "jupyter_sandbox.cli:main"
 
 
-STEPS = '''
+STEPS = """
 import os, time
 
 def step(i):
@@ -112,7 +144,7 @@ def step(i):
     return i
 
 ACTIONS = {"step": step}
-'''
+"""
 
 
 @pytest.mark.slow

@@ -24,6 +24,21 @@ from bench.stress.faults import kill_trial
 from bench.stress.fuzz import run_fuzz
 from bench.stress.worker import register_actions
 
-__all__ = ["CALL_LOG_TEMPLATE", "CONC_SOURCE", "DEEP_RECURSION", "HELPERS", "INFINITE_LOOPS", "MEMORY_BOMBS",
-           "NEVER_SETTLE", "PROC_CHILD", "WEIGHTS", "journal_complete", "kill_trial", "make_case", "py_value",
-           "register_actions", "register_conc_actions", "run_fuzz"]
+__all__ = [
+    "CALL_LOG_TEMPLATE",
+    "CONC_SOURCE",
+    "DEEP_RECURSION",
+    "HELPERS",
+    "INFINITE_LOOPS",
+    "MEMORY_BOMBS",
+    "NEVER_SETTLE",
+    "PROC_CHILD",
+    "WEIGHTS",
+    "journal_complete",
+    "kill_trial",
+    "make_case",
+    "py_value",
+    "register_actions",
+    "register_conc_actions",
+    "run_fuzz",
+]

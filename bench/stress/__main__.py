@@ -70,14 +70,19 @@ REPORT_ORDER = ["fuzz", "faults", "concurrency", "escapes", "properties"]
 
 def summarize(args: Any, sections: dict[str, Any], wall: float) -> str:
     try:
-        rev = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True,
-                             text=True).stdout.strip()
+        rev = subprocess.run(
+            ["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
     except OSError:
         rev = "?"
-    lines = [f"# Stress run ({'quick' if args.quick else 'full'})", "",
-             f"`python -m bench.stress{' --quick' if args.quick else ''}` — commit {rev}, seed {args.seed}, "
-             f"{os.cpu_count()} CPUs, wall time {wall:.0f} s, "
-             f"Python {sys.version.split()[0]}, {time.strftime('%Y-%m-%d %H:%M')}.", ""]
+    lines = [
+        f"# Stress run ({'quick' if args.quick else 'full'})",
+        "",
+        f"`python -m bench.stress{' --quick' if args.quick else ''}` — commit {rev}, seed {args.seed}, "
+        f"{os.cpu_count()} CPUs, wall time {wall:.0f} s, "
+        f"Python {sys.version.split()[0]}, {time.strftime('%Y-%m-%d %H:%M')}.",
+        "",
+    ]
     head = ["## Summary", "", "| | |", "|---|---|"]
     for name in REPORT_ORDER:
         if name in sections:

@@ -9,21 +9,63 @@ import json
 import random
 from typing import Any
 
-HELPERS = ("const deep = (n) => { let a = []; for (let i = 0; i < n; i++) a = [a]; return a };\n"
-           "const cyclic = () => { const o = {}; o.self = o; return o };\n")
+HELPERS = (
+    "const deep = (n) => { let a = []; for (let i = 0; i < n; i++) a = [a]; return a };\n"
+    "const cyclic = () => { const o = {}; o.self = o; return o };\n"
+)
 
 NON_JSON_VALUES = [
-    "() => 1", "function named() {}", "Symbol('s')", "cyclic()", "10n", "[1, undefined, 3]", "NaN",
-    "Infinity", "-Infinity", "'\\ud800'", "'x\\udc00y'", "({'\\ud800': 1})", "({'a\\udfff': [1]})",
-    "new Map([[1, 2]])", "new Set([1])", "new Date(NaN)", "/re/g", "new Uint8Array(4)", "new Proxy({}, {})",
-    "new (class K { constructor() { this.a = 1 } })()", "new Error('e')",
-    "({get boom() { throw new Error('getter') }})", "[, 1]", "new ArrayBuffer(8)", "Promise.resolve(1)",
-    "new WeakMap()", "[1.5e308 * 10]", "deep(450)", "deep(398)", "deep(401)", "deep(2000)", "deep(700)",
-    "({toJSON() { throw new Error('toJSON') }})", "Object.create(null)", "({[Symbol.toPrimitive]() { throw 1 }})",
-    "{a: {b: {c: [1, {d: undefined}]}}}", "[[[NaN]]]", "({x: 1n})", "'\\u0000'", "'a'.repeat(3e5)",
-    "new Proxy([], {get() { throw new Error('trap') }})", "Object.freeze([1, 2])", "new Number(1)",
-    "new String('s')", "({__proto__: null, a: 1})", "({'__proto__': 1})", "({get [Symbol.toStringTag]() { throw 1 }})",
-    "-0", "1e400", "'\\u2028\\u2029'", "[Array(3)]",
+    "() => 1",
+    "function named() {}",
+    "Symbol('s')",
+    "cyclic()",
+    "10n",
+    "[1, undefined, 3]",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "'\\ud800'",
+    "'x\\udc00y'",
+    "({'\\ud800': 1})",
+    "({'a\\udfff': [1]})",
+    "new Map([[1, 2]])",
+    "new Set([1])",
+    "new Date(NaN)",
+    "/re/g",
+    "new Uint8Array(4)",
+    "new Proxy({}, {})",
+    "new (class K { constructor() { this.a = 1 } })()",
+    "new Error('e')",
+    "({get boom() { throw new Error('getter') }})",
+    "[, 1]",
+    "new ArrayBuffer(8)",
+    "Promise.resolve(1)",
+    "new WeakMap()",
+    "[1.5e308 * 10]",
+    "deep(450)",
+    "deep(398)",
+    "deep(401)",
+    "deep(2000)",
+    "deep(700)",
+    "({toJSON() { throw new Error('toJSON') }})",
+    "Object.create(null)",
+    "({[Symbol.toPrimitive]() { throw 1 }})",
+    "{a: {b: {c: [1, {d: undefined}]}}}",
+    "[[[NaN]]]",
+    "({x: 1n})",
+    "'\\u0000'",
+    "'a'.repeat(3e5)",
+    "new Proxy([], {get() { throw new Error('trap') }})",
+    "Object.freeze([1, 2])",
+    "new Number(1)",
+    "new String('s')",
+    "({__proto__: null, a: 1})",
+    "({'__proto__': 1})",
+    "({get [Symbol.toStringTag]() { throw 1 }})",
+    "-0",
+    "1e400",
+    "'\\u2028\\u2029'",
+    "[Array(3)]",
 ]
 
 SINKS = [
@@ -47,13 +89,88 @@ SINKS = [
 ]
 
 SYNTAX_TOKENS = [
-    "{", "}", "(", ")", "[", "]", "=>", "function", "async", "await", "return", "let x =", "const", "var",
-    "'unterminated", '"also', "`tmpl ${", "/*", "*/", "//", "/re", "class", "yield", "super()", "new.target",
-    "#priv", "@dec", "\\u{110000}", "\u0000", "\ufeff", "\u2028", "\r", "\ud800", "if", "else", "for (;;",
-    "import x from 'y'", "export default 1", "<!--", "-->", "#!/bin/sh", "?.", "??=", "...", ",", ";", "=",
-    "1", "'ok'", "x", "actions.echo(", "ctx.", "try", "catch", "finally", "with (x)", "debugger", "label:",
-    "break label", "continue", "0x", "1e", "08", "\\", "@", "%", "in", "of", "delete", "void", "typeof",
-    "let let", "enum", "implements", "static", "get", "set", "`", "${", "}}", "))", "]]",
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    "=>",
+    "function",
+    "async",
+    "await",
+    "return",
+    "let x =",
+    "const",
+    "var",
+    "'unterminated",
+    '"also',
+    "`tmpl ${",
+    "/*",
+    "*/",
+    "//",
+    "/re",
+    "class",
+    "yield",
+    "super()",
+    "new.target",
+    "#priv",
+    "@dec",
+    "\\u{110000}",
+    "\u0000",
+    "\ufeff",
+    "\u2028",
+    "\r",
+    "\ud800",
+    "if",
+    "else",
+    "for (;;",
+    "import x from 'y'",
+    "export default 1",
+    "<!--",
+    "-->",
+    "#!/bin/sh",
+    "?.",
+    "??=",
+    "...",
+    ",",
+    ";",
+    "=",
+    "1",
+    "'ok'",
+    "x",
+    "actions.echo(",
+    "ctx.",
+    "try",
+    "catch",
+    "finally",
+    "with (x)",
+    "debugger",
+    "label:",
+    "break label",
+    "continue",
+    "0x",
+    "1e",
+    "08",
+    "\\",
+    "@",
+    "%",
+    "in",
+    "of",
+    "delete",
+    "void",
+    "typeof",
+    "let let",
+    "enum",
+    "implements",
+    "static",
+    "get",
+    "set",
+    "`",
+    "${",
+    "}}",
+    "))",
+    "]]",
 ]
 
 NEVER_SETTLE = [
@@ -74,15 +191,26 @@ NEVER_SETTLE = [
 ]
 
 INFINITE_LOOPS = [
-    "while (true) {}", "for (;;) {}", "do {} while (true);", "while (true) { try { for (;;) {} } catch (e) {} }",
-    "await actions.echo(1); for (;;) {}", "const o = {get x() { for (;;) {} }}; await actions.echo(o);",
-    "data.x = {get y() { for (;;) {} }}; return 1;", "return {get y() { for (;;) {} }};",
-    "[3, 1, 2].sort(() => { for (;;) {} });", "JSON.parse('[1]', () => { for (;;) {} });",
-    "'aaaa'.replace(/a/g, () => { for (;;) {} });", "new Proxy({}, {get() { for (;;) {} }}).x;",
-    "console.log({toString() { for (;;) {} }}); return 1;", "class A { static { for (;;) {} } }",
-    "return /(a+)+$/.test('a'.repeat(40) + 'b');", "function* g() { for (;;) yield 1 } for (const x of g()) {}",
-    "let i = 0; while (i >= 0) i++;", "try { for (;;) {} } finally { for (;;) {} }",
-    "throw {get message() { for (;;) {} }};", "await ctx.step({toString() { for (;;) {} }}, () => 1);",
+    "while (true) {}",
+    "for (;;) {}",
+    "do {} while (true);",
+    "while (true) { try { for (;;) {} } catch (e) {} }",
+    "await actions.echo(1); for (;;) {}",
+    "const o = {get x() { for (;;) {} }}; await actions.echo(o);",
+    "data.x = {get y() { for (;;) {} }}; return 1;",
+    "return {get y() { for (;;) {} }};",
+    "[3, 1, 2].sort(() => { for (;;) {} });",
+    "JSON.parse('[1]', () => { for (;;) {} });",
+    "'aaaa'.replace(/a/g, () => { for (;;) {} });",
+    "new Proxy({}, {get() { for (;;) {} }}).x;",
+    "console.log({toString() { for (;;) {} }}); return 1;",
+    "class A { static { for (;;) {} } }",
+    "return /(a+)+$/.test('a'.repeat(40) + 'b');",
+    "function* g() { for (;;) yield 1 } for (const x of g()) {}",
+    "let i = 0; while (i >= 0) i++;",
+    "try { for (;;) {} } finally { for (;;) {} }",
+    "throw {get message() { for (;;) {} }};",
+    "await ctx.step({toString() { for (;;) {} }}, () => 1);",
 ]
 
 MICROTASK_LOOPS = [
@@ -144,23 +272,56 @@ MEMORY_BOMBS = [
 ]
 
 HUGE_VALUES = [
-    "return 'x'.repeat({N});", "return new Array({N}).fill(1).length;", "return new Array({N}).fill(1);",
-    "return (await actions.echo('x'.repeat({N}))).length;", "console.log('x'.repeat({N})); return 1;",
-    "ctx.log('info', 'x'.repeat({N})); return 1;", "data.big = 'x'.repeat({N}); return 1;",
-    "throw new Error('x'.repeat({N}));", "return Array.from({length: Math.min({N}, 3e5)}, (_, i) => ({i, s: 'ab'}));",
+    "return 'x'.repeat({N});",
+    "return new Array({N}).fill(1).length;",
+    "return new Array({N}).fill(1);",
+    "return (await actions.echo('x'.repeat({N}))).length;",
+    "console.log('x'.repeat({N})); return 1;",
+    "ctx.log('info', 'x'.repeat({N})); return 1;",
+    "data.big = 'x'.repeat({N}); return 1;",
+    "throw new Error('x'.repeat({N}));",
+    "return Array.from({length: Math.min({N}, 3e5)}, (_, i) => ({i, s: 'ab'}));",
     "return Object.fromEntries(Array.from({length: Math.min({N}, 2e5)}, (_, i) => ['k' + i, i]));",
     "let s = ''; for (let i = 0; i < Math.min({N}, 2e5); i++) s += 'r' + i; return await actions.echo(s);",
-    "return (await actions.huge({N})).length;", "const h = await actions.huge({N}); return h;",
-    "await ctx.sleep(1e308); return 1;", "return await ctx.waitForEvent({}, {timeout: 1e300});",
+    "return (await actions.huge({N})).length;",
+    "const h = await actions.huge({N}); return h;",
+    "await ctx.sleep(1e308); return 1;",
+    "return await ctx.waitForEvent({}, {timeout: 1e300});",
 ]
 HUGE_SIZES = [1e3, 1e5, 1e6, 4e6, 9e6, 3e7]
 
-ACTION_FAILURES = ["value", "key", "custom-str", "recursion", "memory", "assert", "group", "generator-exit",
-                   "cancelled", "stop-iteration"]
+ACTION_FAILURES = [
+    "value",
+    "key",
+    "custom-str",
+    "recursion",
+    "memory",
+    "assert",
+    "group",
+    "generator-exit",
+    "cancelled",
+    "stop-iteration",
+]
 FATAL_FAILURES = ["system-exit", "keyboard-interrupt"]  # BaseExceptions: rare here, each may cost a hang
-NONJSON_RETURNS = ["set", "nan", "inf", "object", "bytes", "surrogate", "surrogate-key", "tuple-key",
-                   "deep398", "deep450", "deep2000", "cyclic", "bigint", "generator", "coroutine",
-                   "str-subclass", "weird-keys"]
+NONJSON_RETURNS = [
+    "set",
+    "nan",
+    "inf",
+    "object",
+    "bytes",
+    "surrogate",
+    "surrogate-key",
+    "tuple-key",
+    "deep398",
+    "deep450",
+    "deep2000",
+    "cyclic",
+    "bigint",
+    "generator",
+    "coroutine",
+    "str-subclass",
+    "weird-keys",
+]
 INTERRUPT_DATA = ["plain", "object", "set", "nan", "deep450", "surrogate", "bytes"]
 CALL_PATTERNS = [
     "return await {CALL};",
@@ -171,27 +332,102 @@ CALL_PATTERNS = [
     "await actions.echo(0); return await {CALL};",
 ]
 
-BAD_INPUTS = ["nan", "inf", "set", "bytes", "object", "surrogate", "surrogate-key", "tuple-key", "deep398",
-              "deep450", "deep2000", "cyclic", "huge5m", "huge30m", "int-keys", "bigint", "nested-set",
-              "complex", "frozenset", "none", "empty"]
-BAD_SOURCES = ["bytes", "none", "int", "nul", "surrogate", "over-256k", "exactly-256k", "bom", "crlf",
-               "comments-only", "empty", "u2028", "bytes-like-list", "only-newlines", "deep-parens", "many-lines"]
+BAD_INPUTS = [
+    "nan",
+    "inf",
+    "set",
+    "bytes",
+    "object",
+    "surrogate",
+    "surrogate-key",
+    "tuple-key",
+    "deep398",
+    "deep450",
+    "deep2000",
+    "cyclic",
+    "huge5m",
+    "huge30m",
+    "int-keys",
+    "bigint",
+    "nested-set",
+    "complex",
+    "frozenset",
+    "none",
+    "empty",
+]
+BAD_SOURCES = [
+    "bytes",
+    "none",
+    "int",
+    "nul",
+    "surrogate",
+    "over-256k",
+    "exactly-256k",
+    "bom",
+    "crlf",
+    "comments-only",
+    "empty",
+    "u2028",
+    "bytes-like-list",
+    "only-newlines",
+    "deep-parens",
+    "many-lines",
+]
 
-CALL_LOG_TEMPLATE = ("const a = await actions.echo(1); const t = Date.now(); const r = Math.random();\n"
-                     "const b = await actions.echo([a, 2]); await ctx.sleep(1); return [a, b, typeof t, typeof r];")
+CALL_LOG_TEMPLATE = (
+    "const a = await actions.echo(1); const t = Date.now(); const r = Math.random();\n"
+    "const b = await actions.echo([a, 2]); await ctx.sleep(1); return [a, b, typeof t, typeof r];"
+)
 
 WEIGHTS = {
-    "syntax": 9, "never-settle": 5, "infinite-loop": 4, "microtask-loop": 0.1, "native-loop": 0.1, "deep-recursion": 4,
-    "memory-bomb": 3, "huge-value": 3, "non-json": 20, "action-misbehaves": 14, "bad-input": 5,
-    "bad-source": 3, "call-log": 20, "corrupt-store": 3, "bad-answer": 2, "bad-limits": 0.3,
+    "syntax": 9,
+    "never-settle": 5,
+    "infinite-loop": 4,
+    "microtask-loop": 0.1,
+    "native-loop": 0.1,
+    "deep-recursion": 4,
+    "memory-bomb": 3,
+    "huge-value": 3,
+    "non-json": 20,
+    "action-misbehaves": 14,
+    "bad-input": 5,
+    "bad-source": 3,
+    "call-log": 20,
+    "corrupt-store": 3,
+    "bad-answer": 2,
+    "bad-limits": 0.3,
 }
 
-BAD_ANSWERS = ["object", "surrogate", "surrogate-key", "deep450", "deep2000", "set", "nan", "bytes", "cyclic",
-               "tuple-key", "complex", "huge5m", "none", "empty", "bigint"]
-BAD_LIMITS = ["dict(stack_bytes=256 << 20)", "dict(stack_bytes=80 << 20)", "dict(memory_bytes=100_000)",
-              "dict(stack_bytes=10_000)", "dict(stack_bytes=True)", "dict(memory_bytes=True)",
-              "dict(fuel_seconds=float('nan'))", "dict(journal_entries=0)", "dict(generations=-1)",
-              "dict(action_timeout=-1)", "dict(inline_sleep_ms=float('nan'))"]
+BAD_ANSWERS = [
+    "object",
+    "surrogate",
+    "surrogate-key",
+    "deep450",
+    "deep2000",
+    "set",
+    "nan",
+    "bytes",
+    "cyclic",
+    "tuple-key",
+    "complex",
+    "huge5m",
+    "none",
+    "empty",
+    "bigint",
+]
+BAD_LIMITS = [
+    "dict(stack_bytes=256 << 20)",
+    "dict(stack_bytes=80 << 20)",
+    "dict(memory_bytes=100_000)",
+    "dict(stack_bytes=10_000)",
+    "dict(stack_bytes=True)",
+    "dict(memory_bytes=True)",
+    "dict(fuel_seconds=float('nan'))",
+    "dict(journal_entries=0)",
+    "dict(generations=-1)",
+    "dict(action_timeout=-1)",
+    "dict(inline_sleep_ms=float('nan'))",
+]
 
 
 def deep_list(n: int) -> list:
@@ -234,7 +470,7 @@ def py_value(kind: str) -> Any:
     if kind == "int-keys":
         return {1: "a", 2: "b"}
     if kind == "bigint":
-        return 2 ** 80
+        return 2**80
     if kind == "nested-set":
         return {"a": [1, {"b": {3}}]}
     if kind == "complex":
@@ -289,8 +525,9 @@ def make_case(seed: int, i: int) -> dict[str, Any]:
         case["source"] = HELPERS + template.replace("{V}", value)
         case["label"] = f"{sink} <- {value[:30]}"
     elif category == "action-misbehaves":
-        what = rng.choices(["fail", "nonjson", "interrupt", "hang", "ahang", "flood", "huge"],
-                           weights=[30, 25, 15, 6, 6, 0.5, 10])[0]
+        what = rng.choices(
+            ["fail", "nonjson", "interrupt", "hang", "ahang", "flood", "huge"], weights=[30, 25, 15, 6, 6, 0.5, 10]
+        )[0]
         if what == "fail":
             arg = rng.choice(FATAL_FAILURES) if rng.random() < 0.01 else rng.choice(ACTION_FAILURES)
             call = f"actions.boom({json.dumps(arg)})"
@@ -308,8 +545,10 @@ def make_case(seed: int, i: int) -> dict[str, Any]:
             call = f"actions.huge({arg})"
         else:  # more hung calls than the action thread pool has threads
             arg = rng.choice([8, 40])
-            case["source"] = (f"const rs = await ctx.parallelSettled(Array.from({{length: {arg}}}, () => () => "
-                              f"actions.hang(1.0))); return rs.map(r => r.status);")
+            case["source"] = (
+                f"const rs = await ctx.parallelSettled(Array.from({{length: {arg}}}, () => () => "
+                f"actions.hang(1.0))); return rs.map(r => r.status);"
+            )
             case["label"] = f"flood {arg} hung calls"
             return case
         pattern = rng.choice(CALL_PATTERNS)
@@ -318,8 +557,14 @@ def make_case(seed: int, i: int) -> dict[str, Any]:
     elif category == "bad-input":
         kind = rng.choice(BAD_INPUTS)
         case["input_kind"] = kind
-        case["source"] = rng.choice(["return ctx.input;", "return 1;", "return await actions.echo(ctx.input);",
-                                     "data.i = ctx.input; return typeof ctx.input;"])
+        case["source"] = rng.choice(
+            [
+                "return ctx.input;",
+                "return 1;",
+                "return await actions.echo(ctx.input);",
+                "data.i = ctx.input; return typeof ctx.input;",
+            ]
+        )
         case["label"] = f"input={kind}"
         case["profile"] = "default"
     elif category == "bad-source":
@@ -329,8 +574,13 @@ def make_case(seed: int, i: int) -> dict[str, Any]:
     elif category == "call-log":
         mutations = [_call_log_mutation(rng) for _ in range(rng.randint(1, 3))]
         case["mutations"] = mutations
-        case["source"] = CALL_LOG_TEMPLATE if rng.random() < 0.8 else rng.choice(
-            ["return 1;", "return await actions.echo(1);", CALL_LOG_TEMPLATE.replace("echo(1)", "echo(9)")])
+        case["source"] = (
+            CALL_LOG_TEMPLATE
+            if rng.random() < 0.8
+            else rng.choice(
+                ["return 1;", "return await actions.echo(1);", CALL_LOG_TEMPLATE.replace("echo(1)", "echo(9)")]
+            )
+        )
         case["label"] = "; ".join(m[0] for m in mutations)
     elif category == "bad-answer":
         case["answer_kind"] = rng.choice(BAD_ANSWERS)
@@ -340,9 +590,22 @@ def make_case(seed: int, i: int) -> dict[str, Any]:
         case["source"] = "function f(n) { return f(n + 1) + 1 } return f(0);"
         case["label"] = f"Limits({case['limits']})"
     elif category == "corrupt-store":
-        case["corruption"] = rng.choice(["truncate", "flip", "zero-page", "garbage-header", "blob-runs",
-                                         "blob-journal", "blob-options", "drop-table", "schema", "delete-wal",
-                                         "wal-garbage", "empty-file"])
+        case["corruption"] = rng.choice(
+            [
+                "truncate",
+                "flip",
+                "zero-page",
+                "garbage-header",
+                "blob-runs",
+                "blob-journal",
+                "blob-options",
+                "drop-table",
+                "schema",
+                "delete-wal",
+                "wal-garbage",
+                "empty-file",
+            ]
+        )
         case["offset"] = rng.random()
         case["count"] = rng.randint(1, 64)
         case["label"] = case["corruption"]
@@ -352,15 +615,57 @@ def make_case(seed: int, i: int) -> dict[str, Any]:
 def _call_log_mutation(rng: random.Random) -> tuple:
     kind = rng.choice(["whole", "entry", "field", "length"])
     if kind == "whole":
-        return ("whole", rng.choice(["int", "str", "dict", "set", "bytes", "tuple", "none-list", "nested-list",
-                                     "empty"]))
+        return (
+            "whole",
+            rng.choice(["int", "str", "dict", "set", "bytes", "tuple", "none-list", "nested-list", "empty"]),
+        )
     if kind == "entry":
-        return ("entry", rng.randrange(6), rng.choice(["int", "str", "list", "true", "empty-dict", "type-none",
-                                                      "type-int", "type-bogus", "type-list", "type-dict", "none"]))
+        return (
+            "entry",
+            rng.randrange(6),
+            rng.choice(
+                [
+                    "int",
+                    "str",
+                    "list",
+                    "true",
+                    "empty-dict",
+                    "type-none",
+                    "type-int",
+                    "type-bogus",
+                    "type-list",
+                    "type-dict",
+                    "none",
+                ]
+            ),
+        )
     if kind == "field":
         field = rng.choice(["response", "name", "type", "input", "order", "error"])
-        value = rng.choice(["drop", "nan", "inf", "set", "bytes", "deep2000", "deep450", "surrogate", "int", "none",
-                            "list", "dict", "str", "neg", "huge", "true", "empty-str"])
+        value = rng.choice(
+            [
+                "drop",
+                "nan",
+                "inf",
+                "set",
+                "bytes",
+                "deep2000",
+                "deep450",
+                "surrogate",
+                "int",
+                "none",
+                "list",
+                "dict",
+                "str",
+                "neg",
+                "huge",
+                "true",
+                "empty-str",
+            ]
+        )
         return ("field", rng.randrange(6), field, value)
-    return ("length", rng.choice(["truncate", "extend-none", "extend-dup", "prepend-none", "shuffle", "repeat",
-                                  "reverse", "drop-first"]))
+    return (
+        "length",
+        rng.choice(
+            ["truncate", "extend-none", "extend-dup", "prepend-none", "shuffle", "repeat", "reverse", "drop-first"]
+        ),
+    )

@@ -20,9 +20,11 @@ from typing import Any
 from bench.stress.common import ROOT
 from jupyter_sandbox import RunParked, Sandbox, SandboxError, SandboxInterrupt
 
-CONC_SOURCE = ("let s = 0; for (let i = 0; i < 5; i++) s += await actions.work([ctx.input, i]);\n"
-               "const r = await Promise.all([1, 2, 3].map(j => actions.work([ctx.input, 100 + j])));\n"
-               "return s + r.length;")
+CONC_SOURCE = (
+    "let s = 0; for (let i = 0; i < 5; i++) s += await actions.work([ctx.input, i]);\n"
+    "const r = await Promise.all([1, 2, 3].map(j => actions.work([ctx.input, 100 + j])));\n"
+    "return s + r.length;"
+)
 
 PROC_CHILD = textwrap.dedent("""
     import os, sys, json, random, time
@@ -115,9 +117,15 @@ def run_concurrency(threads_runs: int, proc_count: int, runs_per_proc: int, appr
         program = tmp / "child.py"
         program.write_text(PROC_CHILD.format(root=str(ROOT), conc_source=CONC_SOURCE))
         started = time.perf_counter()
-        procs = [subprocess.Popen([sys.executable, str(program), str(store), str(effects), "runs", str(runs_per_proc)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for _ in range(proc_count)]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, str(program), str(store), str(effects), "runs", str(runs_per_proc)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(proc_count)
+        ]
         outputs: dict[str, Any] = {}
         failures = 0
         for p in procs:
@@ -155,6 +163,7 @@ def run_concurrency(threads_runs: int, proc_count: int, runs_per_proc: int, appr
                     ids.append(it.run_id)
             outcomes: collections.Counter = collections.Counter()
             if how == "threads":
+
                 def approve(rid: str, sb: Sandbox = sb) -> str:  # this iteration's Sandbox
                     try:
                         sb.resume(rid, True)
@@ -169,9 +178,15 @@ def run_concurrency(threads_runs: int, proc_count: int, runs_per_proc: int, appr
                 sb.close()
                 idfile = tmp / "ids.json"
                 idfile.write_text(json.dumps(ids))
-                procs = [subprocess.Popen([sys.executable, str(program), str(store), str(effects), "approve",
-                                           str(idfile)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                         for _ in range(3)]
+                procs = [
+                    subprocess.Popen(
+                        [sys.executable, str(program), str(store), str(effects), "approve", str(idfile)],
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        text=True,
+                    )
+                    for _ in range(3)
+                ]
                 for p in procs:
                     stdout, _ = p.communicate(timeout=300)
                     for res in json.loads(stdout.strip().splitlines()[-1]).values():
@@ -184,7 +199,8 @@ def run_concurrency(threads_runs: int, proc_count: int, runs_per_proc: int, appr
             out[f"double approvals ({how}): double executions"] = sum(n - 1 for n in paid if n > 1)
             out[f"double approvals ({how}): never executed"] = len(ids) - len(paid)
             out[f"double approvals ({how}): runs not completed"] = sum(
-                sb.store.get_run(rid).status != "completed" for rid in ids)
+                sb.store.get_run(rid).status != "completed" for rid in ids
+            )
             sb.close()
         # 3b. double clicks through the seed-004 path: eval(call_log=it.call_log, resume=Resume(...)) twice
         from jupyter_sandbox import Resume
@@ -218,15 +234,21 @@ def run_concurrency(threads_runs: int, proc_count: int, runs_per_proc: int, appr
         ids = []
         for _ in range(approvals // 2):
             try:
-                sb.eval("const e = await ctx.waitForEvent({go: ctx.runId}); await actions.after(ctx.runId); "
-                        "return e")
+                sb.eval("const e = await ctx.waitForEvent({go: ctx.runId}); await actions.after(ctx.runId); return e")
             except RunParked as parked:
                 ids.append(parked.run_id)
         sb.close()
         idfile = tmp / "signal-ids.json"
         idfile.write_text(json.dumps(ids))
-        procs = [subprocess.Popen([sys.executable, str(program), str(store), str(effects), "signal", str(idfile)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, str(program), str(store), str(effects), "signal", str(idfile)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(3)
+        ]
         for p in procs:
             p.communicate(timeout=300)
         sb = Sandbox(store)
@@ -242,7 +264,8 @@ def run_concurrency(threads_runs: int, proc_count: int, runs_per_proc: int, appr
         out["signals: double executions"] = sum(n - 1 for n in afters if n > 1)
         out["signals: runs not completed"] = sum(sb.store.get_run(rid).status != "completed" for rid in ids)
         out["signals: delivered more than once"] = sum(
-            len([e for e in sb.run(rid).entries if e["kind"] == "event" and e.get("event")]) > 1 for rid in ids)
+            len([e for e in sb.run(rid).entries if e["kind"] == "event" and e.get("event")]) > 1 for rid in ids
+        )
         sb.close()
         log("  concurrency: signals done")
     finally:
@@ -275,8 +298,13 @@ def register_conc_actions(sb: Sandbox, effects: Path) -> None:
 def run(args: Any, log: Any) -> dict[str, Any]:
     log("concurrency...")
     q = args.quick
-    return run_concurrency(threads_runs=40 if q else 300, proc_count=2 if q else 4, runs_per_proc=5 if q else 40,
-                           approvals=10 if q else 100, log=log)
+    return run_concurrency(
+        threads_runs=40 if q else 300,
+        proc_count=2 if q else 4,
+        runs_per_proc=5 if q else 40,
+        approvals=10 if q else 100,
+        log=log,
+    )
 
 
 def report(result: dict[str, Any], args: Any) -> tuple[list[str], list[str]]:
@@ -287,6 +315,8 @@ def report(result: dict[str, Any], args: Any) -> tuple[list[str], list[str]]:
     lines.append("")
     doubles = sum(v for k, v in result.items() if k.endswith("double executions") and isinstance(v, int))
     lost = sum(v for k, v in result.items() if k.endswith("lost journal entries") and isinstance(v, int))
-    head = [f"| double executions (threads, processes, approvals, signals) | {doubles} |",
-            f"| lost journal entries | {lost} |"]
+    head = [
+        f"| double executions (threads, processes, approvals, signals) | {doubles} |",
+        f"| lost journal entries | {lost} |",
+    ]
     return lines, head

@@ -31,8 +31,12 @@ def run(args: Any, log: Any) -> dict[str, Any]:
 
 def report(result: dict[str, Any], args: Any) -> tuple[list[str], list[str]]:
     """The probes that found something, and the section's row of the summary."""
-    lines = ["## Escape probes", "", f"{result['probes']} probes (tests/test_escapes.py); "
-             f"**{len(result['found'])} found something**:", ""]
+    lines = [
+        "## Escape probes",
+        "",
+        f"{result['probes']} probes (tests/test_escapes.py); **{len(result['found'])} found something**:",
+        "",
+    ]
     for name, why in result["found"]:
         lines.append(f"- `{name}`: {why}")
     lines.append("")

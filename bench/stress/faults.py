@@ -21,8 +21,9 @@ from jupyter_sandbox import Sandbox, SandboxInterrupt
 
 EFFECTS = 40
 RUN_SOURCE = f"for (let i = 0; i < {EFFECTS}; i++) {{ await actions.effect(i) }} return 'done'"
-RESUME_SOURCE = (f"await actions.gate('go');\n"
-                 f"for (let i = 0; i < {EFFECTS}; i++) {{ await actions.effect(i) }} return 'done'")
+RESUME_SOURCE = (
+    f"await actions.gate('go');\nfor (let i = 0; i < {EFFECTS}; i++) {{ await actions.effect(i) }} return 'done'"
+)
 
 CHILD = textwrap.dedent("""
     import os, sys, time
@@ -115,8 +116,12 @@ def kill_trial(workdir: Path, mode: str, rng: random.Random, kills: int) -> dict
     baseline: dict[str, int] = {}
     corrupted: list[str] = []
     for _ in range(kills):
-        child = subprocess.Popen([sys.executable, str(program), str(store), str(effects), mode, run_id],
-                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        child = subprocess.Popen(
+            [sys.executable, str(program), str(store), str(effects), mode, run_id],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         child.stdout.readline()  # "ready": the Sandbox is up, the run is starting
         time.sleep(rng.uniform(0.0, 0.25))
         child.send_signal(signal.SIGKILL)
@@ -158,8 +163,13 @@ def kill_trial(workdir: Path, mode: str, rng: random.Random, kills: int) -> dict
     expected = {str(i) for i in range(EFFECTS)} | ({"gate"} if first_mode == "resume" else set())
     twice_journaled = sorted(k for k, n in baseline.items() if counts[k] > n)
     repeats = sorted(k for k, n in counts.items() if n > 1)
-    return {"output": output, "corrupted": corrupted, "lost": sorted(expected - set(counts)),
-            "journaled_twice": twice_journaled, "repeats": repeats}
+    return {
+        "output": output,
+        "corrupted": corrupted,
+        "lost": sorted(expected - set(counts)),
+        "journaled_twice": twice_journaled,
+        "repeats": repeats,
+    }
 
 
 def run_kill_trials(trials: int, seed: int, log: Any) -> dict[str, Any]:
@@ -176,7 +186,8 @@ def run_kill_trials(trials: int, seed: int, log: Any) -> dict[str, Any]:
             totals["corrupted stores"] += bool(result["corrupted"])
             totals["journaled actions executed twice"] += len(result["journaled_twice"])
             totals["in-flight actions repeated (at-least-once)"] += len(result["repeats"]) - len(
-                result["journaled_twice"])
+                result["journaled_twice"]
+            )
             totals["runs not finished"] += result["output"] != "done"
             totals["effects lost"] += len(result["lost"])
             if result["corrupted"] or result["journaled_twice"] or result["output"] != "done" or result["lost"]:
@@ -191,8 +202,12 @@ def run_kill_trials(trials: int, seed: int, log: Any) -> dict[str, Any]:
 def tmpfs(size: str):
     """A tmpfs of ``size`` mounted on a fresh directory, or None when mounting is not allowed here."""
     where = Path(tempfile.mkdtemp(prefix="jsbx-tmpfs-"))
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
-                             capture_output=True).returncode == 0
+    mounted = (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True
+        ).returncode
+        == 0
+    )
     try:
         yield where if mounted else None
     finally:
@@ -240,7 +255,8 @@ def run_disk_faults(log: Any) -> dict[str, Any]:
                 out["disk-full resume after freeing space"] = f"{type(e).__name__}: {first_line(e)[:120]}"
             counts = collections.Counter(effects.read_text().split())
             out["disk-full journaled actions executed twice"] = sum(
-                1 for k, n in counts.items() if n > 1 and k[1:] in journaled)
+                1 for k, n in counts.items() if n > 1 and k[1:] in journaled
+            )
             sb.close()
             out["disk-full store healthy after"] = store_health(store)[0]
             # read-only: remount the same tmpfs read-only and use the store
@@ -272,12 +288,20 @@ def report(result: dict[str, Any], args: Any) -> tuple[list[str], list[str]]:
     for k, v in result["disk"].items():
         lines.append(f"| {k} | {v} |")
     if kill["details"]:
-        lines += ["", "Kill trials with a problem: " + "; ".join(
-            f"#{d['trial']} {d['mode']}: corrupted={d['corrupted']} twice={d['journaled_twice']} "
-            f"output={d['output']!r} lost={d['lost'][:5]}" for d in kill["details"])]
+        lines += [
+            "",
+            "Kill trials with a problem: "
+            + "; ".join(
+                f"#{d['trial']} {d['mode']}: corrupted={d['corrupted']} twice={d['journaled_twice']} "
+                f"output={d['output']!r} lost={d['lost'][:5]}"
+                for d in kill["details"]
+            ),
+        ]
     lines.append("")
     t = kill["totals"]
-    head = [f"| SIGKILL trials (runs + resumes) | {t.get('run trials', 0)} + {t.get('resume trials', 0)} |",
-            f"| corrupted stores | {t.get('corrupted stores', 0)} |",
-            f"| journaled actions executed twice | {t.get('journaled actions executed twice', 0)} |"]
+    head = [
+        f"| SIGKILL trials (runs + resumes) | {t.get('run trials', 0)} + {t.get('resume trials', 0)} |",
+        f"| corrupted stores | {t.get('corrupted stores', 0)} |",
+        f"| journaled actions executed twice | {t.get('journaled actions executed twice', 0)} |",
+    ]
     return lines, head

@@ -16,8 +16,9 @@ from bench.stress.cases import make_case
 from bench.stress.common import ROOT
 
 
-def run_fuzz(cases: int, seed: int, workers: int, hang_after: float, log: Any,
-             exclude: frozenset[str] = frozenset()) -> dict[str, Any]:
+def run_fuzz(
+    cases: int, seed: int, workers: int, hang_after: float, log: Any, exclude: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     """Run cases 0..cases-1 (skipping the categories in ``exclude``) on ``workers`` subprocesses."""
     pending = collections.deque(i for i in range(cases) if make_case(seed, i)["category"] not in exclude)
     reports: list[dict[str, Any]] = []
@@ -26,9 +27,15 @@ def run_fuzz(cases: int, seed: int, workers: int, hang_after: float, log: Any,
 
     def spawn() -> None:
         # cwd=ROOT: ``-m bench.stress`` imports this checkout's package (and through it, its jupyter_sandbox)
-        proc = subprocess.Popen([sys.executable, "-m", "bench.stress", "--worker", "--seed", str(seed)],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                text=True, bufsize=1, cwd=str(ROOT))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bench.stress", "--worker", "--seed", str(seed)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
+            cwd=str(ROOT),
+        )
         state = {"proc": proc, "case": None, "since": 0.0, "buffer": ""}
         procs[proc.pid] = state
         sel.register(proc.stdout, selectors.EVENT_READ, state)
@@ -62,9 +69,20 @@ def run_fuzz(cases: int, seed: int, workers: int, hang_after: float, log: Any,
                 code = state["proc"].wait()
                 if state["case"] is not None:
                     case = make_case(seed, state["case"])
-                    reports.append({"i": case["i"], "category": case["category"], "label": case["label"],
-                                    "outcome": "crash", "exc": f"exit {code}", "msg": None, "usable": False,
-                                    "poisoned": False, "unexpected": True, "seconds": 0})
+                    reports.append(
+                        {
+                            "i": case["i"],
+                            "category": case["category"],
+                            "label": case["label"],
+                            "outcome": "crash",
+                            "exc": f"exit {code}",
+                            "msg": None,
+                            "usable": False,
+                            "poisoned": False,
+                            "unexpected": True,
+                            "seconds": 0,
+                        }
+                    )
                 retire(state)
                 if pending:
                     spawn()
@@ -79,9 +97,20 @@ def run_fuzz(cases: int, seed: int, workers: int, hang_after: float, log: Any,
         for state in list(procs.values()):
             if state["case"] is not None and now - state["since"] > hang_after:
                 case = make_case(seed, state["case"])
-                reports.append({"i": case["i"], "category": case["category"], "label": case["label"],
-                                "outcome": "hang", "exc": None, "msg": f"no answer within {hang_after:g} s",
-                                "usable": False, "poisoned": False, "unexpected": True, "seconds": hang_after})
+                reports.append(
+                    {
+                        "i": case["i"],
+                        "category": case["category"],
+                        "label": case["label"],
+                        "outcome": "hang",
+                        "exc": None,
+                        "msg": f"no answer within {hang_after:g} s",
+                        "usable": False,
+                        "poisoned": False,
+                        "unexpected": True,
+                        "seconds": hang_after,
+                    }
+                )
                 retire(state)
                 if pending:
                     spawn()
@@ -106,35 +135,59 @@ def report(result: dict[str, Any], args: Any) -> tuple[list[str], list[str]]:
         c["unusable after"] += not r.get("usable", False) and r["outcome"] not in ("crash", "hang")
         c["store poisoned"] += bool(r.get("poisoned"))
         c["seconds"] += r.get("seconds", 0)
-    cols = ["cases", "ok", "paused", "clear", "unclear", "bare", "crash", "hang", "unusable after",
-            "store poisoned"]
-    lines += ["## Bad input (generated, subprocess-isolated)", "",
-              "| category | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    cols = ["cases", "ok", "paused", "clear", "unclear", "bare", "crash", "hang", "unusable after", "store poisoned"]
+    lines += [
+        "## Bad input (generated, subprocess-isolated)",
+        "",
+        "| category | " + " | ".join(cols) + " |",
+        "|---" * (len(cols) + 1) + "|",
+    ]
     total: collections.Counter = collections.Counter()
     for cat in sorted(by_cat):
         total.update(by_cat[cat])
         lines.append(f"| {cat} | " + " | ".join(str(by_cat[cat][c]) for c in cols) + " |")
     lines.append("| **total** | " + " | ".join(f"**{total[c]}**" for c in cols) + " |")
-    lines += ["", f"Hang = no answer within {args.hang_after:g} s. *clear* = a `SandboxError`, or a "
-              "TypeError/ValueError from our own validation; *unclear* = a stdlib TypeError/ValueError that "
-              "names no context; *bare* = anything else (AttributeError, KeyError, JSONDecodeError, "
-              "UnicodeEncodeError, RecursionError, sqlite3/cbor2/quickjs exceptions...). *unusable after* = "
-              "the same Sandbox could not run `return await actions.sanity(2)` next; *store poisoned* = the "
-              "run just made or the run list no longer reads back.", ""]
-    worst = [r for r in reports if r["outcome"] in ("bare", "crash", "hang", "unclear") or r.get("poisoned")
-             or (not r.get("usable") and r["outcome"] not in ("crash", "hang"))]
+    lines += [
+        "",
+        f"Hang = no answer within {args.hang_after:g} s. *clear* = a `SandboxError`, or a "
+        "TypeError/ValueError from our own validation; *unclear* = a stdlib TypeError/ValueError that "
+        "names no context; *bare* = anything else (AttributeError, KeyError, JSONDecodeError, "
+        "UnicodeEncodeError, RecursionError, sqlite3/cbor2/quickjs exceptions...). *unusable after* = "
+        "the same Sandbox could not run `return await actions.sanity(2)` next; *store poisoned* = the "
+        "run just made or the run list no longer reads back.",
+        "",
+    ]
+    worst = [
+        r
+        for r in reports
+        if r["outcome"] in ("bare", "crash", "hang", "unclear")
+        or r.get("poisoned")
+        or (not r.get("usable") and r["outcome"] not in ("crash", "hang"))
+    ]
     kinds: collections.Counter = collections.Counter()
     example = {}
     for r in worst:
-        what = r["outcome"] if r["outcome"] in ("crash", "hang") else (
-            f"{r['outcome']} {r.get('module') or ''}.{r.get('exc')}" if r["outcome"] in ("bare", "unclear")
-            else "poisoned " + r.get("poison", "") if r.get("poisoned") else "unusable " + r.get("unusable", ""))
+        what = (
+            r["outcome"]
+            if r["outcome"] in ("crash", "hang")
+            else (
+                f"{r['outcome']} {r.get('module') or ''}.{r.get('exc')}"
+                if r["outcome"] in ("bare", "unclear")
+                else "poisoned " + r.get("poison", "")
+                if r.get("poisoned")
+                else "unusable " + r.get("unusable", "")
+            )
+        )
         key = (r["category"], what[:110])
         kinds[key] += 1
         example.setdefault(key, r)
     if kinds:
-        lines += ["Distinct failures (category, what, count, an example case):", "",
-                  "| category | failure | count | example |", "|---|---|---|---|"]
+        lines += [
+            "Distinct failures (category, what, count, an example case):",
+            "",
+            "| category | failure | count | example |",
+            "|---|---|---|---|",
+        ]
         for (cat, what), n in kinds.most_common(40):
             ex = example[(cat, what)]
             label = ex["label"].replace("|", "\\|").replace("\n", " ")[:60]
@@ -142,10 +195,14 @@ def report(result: dict[str, Any], args: Any) -> tuple[list[str], list[str]]:
             lines.append(f"| {cat} | {what.replace('|', '/')} | {n} | #{ex['i']} `{label}` {msg} |")
         lines.append("")
     c = collections.Counter(r["outcome"] for r in reports)
-    head = [f"| bad-input cases | {len(reports)} in {len({r['category'] for r in reports})} categories |",
-            f"| crashes of the Python process | {c['crash']} |", f"| hangs (> {args.hang_after:g} s) | {c['hang']} |",
-            f"| bare (non-SandboxError) exceptions | {c['bare']} |", f"| unclear stdlib errors | {c['unclear']} |",
-            f"| Sandbox unusable afterwards | "
-            f"{sum(1 for r in reports if not r.get('usable') and r['outcome'] not in ('crash', 'hang'))} |",
-            f"| store poisoned (run no longer reads back) | {sum(1 for r in reports if r.get('poisoned'))} |"]
+    head = [
+        f"| bad-input cases | {len(reports)} in {len({r['category'] for r in reports})} categories |",
+        f"| crashes of the Python process | {c['crash']} |",
+        f"| hangs (> {args.hang_after:g} s) | {c['hang']} |",
+        f"| bare (non-SandboxError) exceptions | {c['bare']} |",
+        f"| unclear stdlib errors | {c['unclear']} |",
+        f"| Sandbox unusable afterwards | "
+        f"{sum(1 for r in reports if not r.get('usable') and r['outcome'] not in ('crash', 'hang'))} |",
+        f"| store poisoned (run no longer reads back) | {sum(1 for r in reports if r.get('poisoned'))} |",
+    ]
     return lines, head

@@ -12,11 +12,21 @@ from bench.stress.cases import py_value
 
 def bad_source(kind: str) -> Any:
     return {
-        "bytes": b"return 1", "none": None, "int": 42, "nul": "return 'a\x00b'", "surrogate": "return '\ud800'",
-        "over-256k": "//" + "x" * (256 * 1024), "exactly-256k": "return 1;" + " " * (256 * 1024 - 9),
-        "bom": "\ufeffreturn 1", "crlf": "const a = 1;\r\nreturn a;\r\n", "comments-only": "// nothing\n/* here */",
-        "empty": "", "u2028": "const a = 1;\u2028return a;", "bytes-like-list": ["return 1"],
-        "only-newlines": "\n" * 10000, "deep-parens": "return " + "(" * 50000 + "1" + ")" * 50000,
+        "bytes": b"return 1",
+        "none": None,
+        "int": 42,
+        "nul": "return 'a\x00b'",
+        "surrogate": "return '\ud800'",
+        "over-256k": "//" + "x" * (256 * 1024),
+        "exactly-256k": "return 1;" + " " * (256 * 1024 - 9),
+        "bom": "\ufeffreturn 1",
+        "crlf": "const a = 1;\r\nreturn a;\r\n",
+        "comments-only": "// nothing\n/* here */",
+        "empty": "",
+        "u2028": "const a = 1;\u2028return a;",
+        "bytes-like-list": ["return 1"],
+        "only-newlines": "\n" * 10000,
+        "deep-parens": "return " + "(" * 50000 + "1" + ")" * 50000,
         "many-lines": "let x = 0;\n" * 20000 + "return x;",
     }[kind]
 
@@ -25,16 +35,34 @@ def mutate_call_log(log: list, mutations: list) -> Any:
     out: Any = log
     for m in mutations:
         if m[0] == "whole":
-            out = {"int": 7, "str": "call log", "dict": {"0": log[0]}, "set": {1}, "bytes": b"[]",
-                   "tuple": tuple(log), "none-list": [None] * 6, "nested-list": [log], "empty": []}[m[1]]
+            out = {
+                "int": 7,
+                "str": "call log",
+                "dict": {"0": log[0]},
+                "set": {1},
+                "bytes": b"[]",
+                "tuple": tuple(log),
+                "none-list": [None] * 6,
+                "nested-list": [log],
+                "empty": [],
+            }[m[1]]
         elif not isinstance(out, list):
             continue
         elif m[0] == "entry":
             if m[1] < len(out):
-                out[m[1]] = {"int": 1, "str": "entry", "list": [1], "true": True, "empty-dict": {},
-                             "type-none": {"type": None, "response": 1}, "type-int": {"type": 5, "response": 1},
-                             "type-bogus": {"type": "bogus", "response": 1}, "type-list": {"type": [], "response": 1},
-                             "type-dict": {"type": {}, "response": 1}, "none": None}[m[2]]
+                out[m[1]] = {
+                    "int": 1,
+                    "str": "entry",
+                    "list": [1],
+                    "true": True,
+                    "empty-dict": {},
+                    "type-none": {"type": None, "response": 1},
+                    "type-int": {"type": 5, "response": 1},
+                    "type-bogus": {"type": "bogus", "response": 1},
+                    "type-list": {"type": [], "response": 1},
+                    "type-dict": {"type": {}, "response": 1},
+                    "none": None,
+                }[m[2]]
         elif m[0] == "field":
             _, index, field, value = m
             if index < len(out) and isinstance(out[index], dict):
@@ -66,8 +94,17 @@ def mutate_call_log(log: list, mutations: list) -> Any:
 
 
 def _field_value(kind: str) -> Any:
-    simple = {"int": 5, "none": None, "list": [1, 2], "dict": {"a": 1}, "str": "text", "neg": -1, "true": True,
-              "empty-str": "", "huge": "z" * 2_000_000}
+    simple = {
+        "int": 5,
+        "none": None,
+        "list": [1, 2],
+        "dict": {"a": 1},
+        "str": "text",
+        "neg": -1,
+        "true": True,
+        "empty-str": "",
+        "huge": "z" * 2_000_000,
+    }
     if kind in simple:
         return simple[kind]
     return py_value(kind)

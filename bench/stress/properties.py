@@ -65,29 +65,62 @@ def parse_junit(path: Path) -> list[dict[str, Any]]:
         problem = next((child for child in case if child.tag in ("failure", "error")), None)
         skipped = any(child.tag == "skipped" for child in case)
         message = (problem.get("message") or "").strip().splitlines() if problem is not None else []
-        cases.append({"file": module, "name": case.get("name", ""), "seconds": float(case.get("time") or 0),
-                      "outcome": problem.tag if problem is not None else "skipped" if skipped else "passed",
-                      "message": message[0][:160] if message else ""})
+        cases.append(
+            {
+                "file": module,
+                "name": case.get("name", ""),
+                "seconds": float(case.get("time") or 0),
+                "outcome": problem.tag if problem is not None else "skipped" if skipped else "passed",
+                "message": message[0][:160] if message else "",
+            }
+        )
     return cases
 
 
-def run_properties(profile: str, log: Any, timeout: float, files: list[Path] | None = None,
-                   cwd: Path = ROOT, storage: Path = ROOT / "bench" / "results" / "hypothesis") -> dict[str, Any]:
+def run_properties(
+    profile: str,
+    log: Any,
+    timeout: float,
+    files: list[Path] | None = None,
+    cwd: Path = ROOT,
+    storage: Path = ROOT / "bench" / "results" / "hypothesis",
+) -> dict[str, Any]:
     """Run the property tests of ``files`` (default: ``property_files()``) in pytest, from ``cwd``;
     Hypothesis keeps its example database in ``storage``."""
     files = property_files() if files is None else files
     if not files:
         log("  properties: no test file imports hypothesis")
-        return {"profile": profile, "files": [], "cases": [], "stats": {}, "seconds": 0.0, "exit": None,
-                "timed_out": False}
+        return {
+            "profile": profile,
+            "files": [],
+            "cases": [],
+            "stats": {},
+            "seconds": 0.0,
+            "exit": None,
+            "timed_out": False,
+        }
     storage.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "HYPOTHESIS_PROFILE": profile, "HYPOTHESIS_STORAGE_DIRECTORY": str(storage)}
     names = [str(f.relative_to(cwd)) for f in files]  # as pytest names them in its test ids
     with tempfile.TemporaryDirectory(prefix="jsbx-props-") as tmp:
         junit = Path(tmp) / "junit.xml"
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-                   "-o", f"timeout={int(timeout)}", "-m", "hypothesis", "--hypothesis-show-statistics",
-                   f"--junitxml={junit}", *names]
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=",
+            "-o",
+            f"timeout={int(timeout)}",
+            "-m",
+            "hypothesis",
+            "--hypothesis-show-statistics",
+            f"--junitxml={junit}",
+            *names,
+        ]
         started = time.perf_counter()
         timed_out = False
         try:
@@ -101,9 +134,15 @@ def run_properties(profile: str, log: Any, timeout: float, files: list[Path] | N
     if code not in (0, 1, 5):  # 1: tests failed (counted); 5: none collected; others: pytest itself failed
         log("  properties: pytest exited " + str(code) + ": " + " / ".join(stdout.strip().splitlines()[-3:]))
     log(f"  properties done ({seconds:.0f} s)")
-    return {"profile": profile, "files": names, "cases": cases,
-            "stats": {k: dict(v) for k, v in parse_statistics(stdout).items()}, "seconds": round(seconds, 1),
-            "exit": code, "timed_out": timed_out}
+    return {
+        "profile": profile,
+        "files": names,
+        "cases": cases,
+        "stats": {k: dict(v) for k, v in parse_statistics(stdout).items()},
+        "seconds": round(seconds, 1),
+        "exit": code,
+        "timed_out": timed_out,
+    }
 
 
 def run(args: Any, log: Any) -> dict[str, Any]:
@@ -116,8 +155,10 @@ def report(result: dict[str, Any], args: Any) -> tuple[list[str], list[str]]:
     """A row per test file, the failing tests, and the section's rows of the summary."""
     profile = result["profile"]
     if not result["files"]:
-        return (["## Properties (Hypothesis)", "", "No test file imports hypothesis.", ""],
-                ["| property tests | none |"])
+        return (
+            ["## Properties (Hypothesis)", "", "No test file imports hypothesis.", ""],
+            ["| property tests | none |"],
+        )
     per_file: dict[str, collections.Counter] = {f: collections.Counter() for f in result["files"]}
     for case in result["cases"]:
         c = per_file.setdefault(case["file"], collections.Counter())
@@ -129,11 +170,16 @@ def report(result: dict[str, Any], args: Any) -> tuple[list[str], list[str]]:
         c["examples"] += stats.get("passing", 0) + stats.get("failing", 0)
         c["invalid"] += stats.get("invalid", 0)
     cols = ["tests", "examples", "invalid", "failed"]
-    lines = ["## Properties (Hypothesis)", "",
-             f"`HYPOTHESIS_PROFILE={profile} pytest -m hypothesis` over the test files that use Hypothesis; "
-             f"pytest exit {result['exit']}{', **timed out**' if result['timed_out'] else ''}. *examples* = "
-             "passing + failing test cases over every phase; *invalid* = rejected by `assume` or a filter.", "",
-             "| file | " + " | ".join(cols) + " | seconds |", "|---" * (len(cols) + 2) + "|"]
+    lines = [
+        "## Properties (Hypothesis)",
+        "",
+        f"`HYPOTHESIS_PROFILE={profile} pytest -m hypothesis` over the test files that use Hypothesis; "
+        f"pytest exit {result['exit']}{', **timed out**' if result['timed_out'] else ''}. *examples* = "
+        "passing + failing test cases over every phase; *invalid* = rejected by `assume` or a filter.",
+        "",
+        "| file | " + " | ".join(cols) + " | seconds |",
+        "|---" * (len(cols) + 2) + "|",
+    ]
     total: collections.Counter = collections.Counter()
     for name in sorted(per_file):
         c = per_file[name]
@@ -145,10 +191,16 @@ def report(result: dict[str, Any], args: Any) -> tuple[list[str], list[str]]:
         lines += ["", "Failing property tests:", ""]
         lines += [f"- `{case['file']}::{case['name']}`: {case['message']}" for case in failing[:20]]
     lines.append("")
-    trouble = (" (timed out)" if result["timed_out"] else
-               f" (pytest exit {result['exit']})" if result["exit"] not in (0, 1, 5) else "")
-    head = [f"| property tests (Hypothesis, profile {profile}) / failed | {total['tests']} / {total['failed']}"
-            f"{trouble} |",
-            f"| property examples run | {total['examples']:,} |",
-            f"| property suite wall time | {result['seconds']:.0f} s |"]
+    trouble = (
+        " (timed out)"
+        if result["timed_out"]
+        else f" (pytest exit {result['exit']})"
+        if result["exit"] not in (0, 1, 5)
+        else ""
+    )
+    head = [
+        f"| property tests (Hypothesis, profile {profile}) / failed | {total['tests']} / {total['failed']}{trouble} |",
+        f"| property examples run | {total['examples']:,} |",
+        f"| property suite wall time | {result['seconds']:.0f} s |",
+    ]
     return lines, head

@@ -49,8 +49,10 @@ def register_actions(sb: Sandbox, calls: collections.Counter) -> None:
         if kind == "custom-str":
             raise BadStr()
         if kind == "recursion":
+
             def f():
                 return f()
+
             return f()
         if kind == "memory":
             raise MemoryError()
@@ -96,18 +98,22 @@ def register_actions(sb: Sandbox, calls: collections.Counter) -> None:
             d["d"] = d
             return d
         if kind == "bigint":
-            return 2 ** 200
+            return 2**200
         if kind == "generator":
             return (i for i in range(3))
         if kind == "coroutine":
+
             async def c():
                 return 1
+
             co = c()
             co.close()
             return co
         if kind == "str-subclass":
+
             class S(str):
                 pass
+
             return S("s")
         if kind == "weird-keys":
             return {None: 1, True: 2, 1.5: 3}
@@ -117,8 +123,15 @@ def register_actions(sb: Sandbox, calls: collections.Counter) -> None:
     def pause(kind, resume=None):
         if resume is not None:
             return resume.value
-        data = {"plain": {"ok": 1}, "object": object(), "set": {1, 2}, "nan": float("nan"),
-                "deep450": deep_list(450), "surrogate": "\ud800", "bytes": b"x"}[kind]
+        data = {
+            "plain": {"ok": 1},
+            "object": object(),
+            "set": {1, 2},
+            "nan": float("nan"),
+            "deep450": deep_list(450),
+            "surrogate": "\ud800",
+            "bytes": b"x",
+        }[kind]
         raise ActionInterrupt(data=data, state=data if kind != "plain" else None)
 
     @sb.action
@@ -213,10 +226,16 @@ class Worker:
                 with contextlib.suppress(Exception):  # answer it: resuming must work too
                     sb.resume(e.run_id, "answer")
         outcome, unexpected = classify(exc, case)
-        report = {"i": case["i"], "category": case["category"], "label": case["label"], "outcome": outcome,
-                  "unexpected": unexpected, "exc": type(exc).__name__ if exc else None,
-                  "module": type(exc).__module__ if exc else None,
-                  "msg": first_line(exc)[:300] if exc else None}
+        report = {
+            "i": case["i"],
+            "category": case["category"],
+            "label": case["label"],
+            "outcome": outcome,
+            "unexpected": unexpected,
+            "exc": type(exc).__name__ if exc else None,
+            "module": type(exc).__module__ if exc else None,
+            "msg": first_line(exc)[:300] if exc else None,
+        }
         # The same Sandbox must still work, and what it stored must still read back.
         report["poisoned"] = False
         try:
@@ -244,8 +263,9 @@ class Worker:
         sb = Sandbox(path)
         register_actions(sb, collections.Counter())
         for k in range(3):
-            sb.eval("let s = 0; for (let i = 0; i < 4; i++) s += await actions.echo(i); return {s, k: ctx.input}",
-                    input=k)
+            sb.eval(
+                "let s = 0; for (let i = 0; i < 4; i++) s += await actions.echo(i); return {s, k: ctx.input}", input=k
+            )
         with contextlib.suppress(SandboxInterrupt):
             sb.eval("await actions.echo(1); return await actions.pause('plain')")
         sb.close()
@@ -266,8 +286,14 @@ class Worker:
             shutil.rmtree(workdir, ignore_errors=True)
 
 
-STDLIB_MESSAGES = ("Object of type", "Out of range float", "Circular reference", "embedded null",
-                   "keys must be", "is not JSON serializable")
+STDLIB_MESSAGES = (
+    "Object of type",
+    "Out of range float",
+    "Circular reference",
+    "embedded null",
+    "keys must be",
+    "is not JSON serializable",
+)
 
 
 def classify(exc: BaseException | None, case: dict[str, Any]) -> tuple[str, bool]:
@@ -299,8 +325,17 @@ def worker_main(seed: int) -> None:
         try:
             report = worker.run(case)
         except BaseException as e:
-            report = {"i": case["i"], "category": case["category"], "label": case["label"], "outcome": "bare",
-                      "exc": type(e).__name__, "msg": f"harness: {first_line(e)}", "usable": False,
-                      "poisoned": False, "unexpected": False, "seconds": 0}
+            report = {
+                "i": case["i"],
+                "category": case["category"],
+                "label": case["label"],
+                "outcome": "bare",
+                "exc": type(e).__name__,
+                "msg": f"harness: {first_line(e)}",
+                "usable": False,
+                "poisoned": False,
+                "unexpected": False,
+                "seconds": 0,
+            }
         out.write(json.dumps(report) + "\n")
         out.flush()

@@ -54,9 +54,9 @@ class ActionSpec:
     description: str | None = None
     input_schema: dict[str, Any] | None = None
     output_schema: dict[str, Any] | None = None
-    takes_input: bool = True        # False: the function takes no input at all
-    input_optional: bool = True     # the script may call it without an input
-    returns: str | None = None      # the docstring's description of what it returns
+    takes_input: bool = True  # False: the function takes no input at all
+    input_optional: bool = True  # the script may call it without an input
+    returns: str | None = None  # the docstring's description of what it returns
     approval: bool = False
     _validate: Callable[[Any], Any] | None = field(default=None, repr=False)
     _bind: Callable[[Any], tuple[tuple, dict]] = field(default=lambda value: ((value,), {}), repr=False)
@@ -120,8 +120,11 @@ def spec_for(fn: Callable[..., Any], name: str, *, input_schema: Any = None, out
     except Exception as exc:
         _unchecked(name, "its type hints cannot be read", exc)
         hints = {}
-    params = [p for p in signature.parameters.values()
-              if p.name != "resume" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    params = [
+        p
+        for p in signature.parameters.values()
+        if p.name != "resume" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
     try:
         _derive_input(spec, params, hints, described, signature)
     except Exception as exc:
@@ -146,18 +149,25 @@ def spec_for(fn: Callable[..., Any], name: str, *, input_schema: Any = None, out
 
 
 def _unchecked(name: str, what: str, exc: Exception) -> None:
-    warnings.warn(f"action {name}: {what} (no schema from its type hints: {str(exc).splitlines()[0]})",
-                  stacklevel=4)
+    warnings.warn(f"action {name}: {what} (no schema from its type hints: {str(exc).splitlines()[0]})", stacklevel=4)
 
 
 def _fields_mode(params: list[inspect.Parameter], hints: dict[str, Any]) -> bool:
     required = [p for p in params if p.default is p.empty and p.kind != p.KEYWORD_ONLY]
-    return (any(p.kind == p.KEYWORD_ONLY for p in params) or len(required) >= 2
-            or (len(params) >= 2 and all(p.name in hints for p in params)))
+    return (
+        any(p.kind == p.KEYWORD_ONLY for p in params)
+        or len(required) >= 2
+        or (len(params) >= 2 and all(p.name in hints for p in params))
+    )
 
 
-def _derive_input(spec: ActionSpec, params: list[inspect.Parameter], hints: dict[str, Any],
-                  described: dict[str, str], signature: inspect.Signature) -> None:
+def _derive_input(
+    spec: ActionSpec,
+    params: list[inspect.Parameter],
+    hints: dict[str, Any],
+    described: dict[str, str],
+    signature: inspect.Signature,
+) -> None:
     if not params:
         # ``def f(*args)`` still gets the input, untyped, as the action always did; ``def f()`` none
         spec.takes_input = any(p.kind == p.VAR_POSITIONAL for p in signature.parameters.values())
@@ -189,14 +199,18 @@ def _derive_input(spec: ActionSpec, params: list[inspect.Parameter], hints: dict
     spec._validate = validate
 
 
-def _fields(spec: ActionSpec, params: list[inspect.Parameter], hints: dict[str, Any],
-            described: dict[str, str]) -> None:
+def _fields(
+    spec: ActionSpec, params: list[inspect.Parameter], hints: dict[str, Any], described: dict[str, str]
+) -> None:
     # Fields get neutral names with the parameter as alias: a parameter named ``json`` or
     # ``_x`` must not collide with pydantic's own attributes or rules.
-    definitions = {f"p{i}": (hints.get(p.name, Any),
-                             Field(... if p.default is p.empty else p.default, alias=p.name,
-                                   description=described.get(p.name)))
-                   for i, p in enumerate(params)}
+    definitions = {
+        f"p{i}": (
+            hints.get(p.name, Any),
+            Field(... if p.default is p.empty else p.default, alias=p.name, description=described.get(p.name)),
+        )
+        for i, p in enumerate(params)
+    }
     model = create_model(f"{spec.name}_input", __config__=ConfigDict(extra="forbid"), **definitions)  # type: ignore[call-overload]
     spec.input_schema = model.model_json_schema()
     spec.input_optional = all(p.default is not p.empty for p in params)
@@ -210,8 +224,8 @@ def _fields(spec: ActionSpec, params: list[inspect.Parameter], hints: dict[str, 
 
     def bind(checked: Any) -> tuple[tuple, dict]:
         values = [getattr(checked, f"p{i}") for i in range(len(params))]
-        args = tuple(values[:len(positional)])
-        return args, {p.name: v for p, v in zip(params[len(positional):], values[len(positional):], strict=True)}
+        args = tuple(values[: len(positional)])
+        return args, {p.name: v for p, v in zip(params[len(positional) :], values[len(positional) :], strict=True)}
 
     spec._validate, spec._bind, spec._keywords = validate, bind, tuple(p.name for p in params)
 
@@ -228,8 +242,9 @@ def _explicit_input(spec: ActionSpec, schema: Any) -> None:
         def validate(value: Any) -> Any:
             found = sorted(checker.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
             if found:
-                raise InputInvalid(_capped([{"path": issue_path(e.absolute_path), "message": e.message}
-                                            for e in found]))
+                raise InputInvalid(
+                    _capped([{"path": issue_path(e.absolute_path), "message": e.message} for e in found])
+                )
             return value
 
         spec._validate = validate
@@ -295,8 +310,13 @@ def _short(value: Any, width: int = 40) -> str | None:
 
 def _capped(issues: list[dict[str, str]]) -> list[dict[str, str]]:
     """At most MAX_ISSUES issues of at most MAX_MESSAGE characters each (jsonschema quotes the whole value)."""
-    kept = [{"path": i["path"][:MAX_MESSAGE], "message": i["message"] if len(i["message"]) <= MAX_MESSAGE
-             else i["message"][:MAX_MESSAGE] + "…"} for i in issues[:MAX_ISSUES]]
+    kept = [
+        {
+            "path": i["path"][:MAX_MESSAGE],
+            "message": i["message"] if len(i["message"]) <= MAX_MESSAGE else i["message"][:MAX_MESSAGE] + "…",
+        }
+        for i in issues[:MAX_ISSUES]
+    ]
     if len(issues) > MAX_ISSUES:
         kept.append({"path": "$", "message": f"and {len(issues) - MAX_ISSUES} more issues"})
     return kept

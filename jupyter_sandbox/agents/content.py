@@ -101,12 +101,12 @@ def _error(error: dict[str, Any], budget: int) -> str:
     where = f" in {error['action']}" if error.get("action") else ""
     message = str(error.get("message") or "")
     if error.get("action") and message.startswith(f"{error['action']}: "):
-        message = message[len(error["action"]) + 2:]  # the script's message names the action; the line above does
+        message = message[len(error["action"]) + 2 :]  # the script's message names the action; the line above does
     issues = error.get("issues") or []
     if issues and message.startswith("invalid input"):
         message = "invalid input (the action's schema refused it):"
     if len(message) > budget // 3:
-        message = message[:budget // 3] + f"{CUT}: {len(message) - budget // 3} more characters]"
+        message = message[: budget // 3] + f"{CUT}: {len(message) - budget // 3} more characters]"
     out = [f"error: {name}{where}: {message}"]
     for issue in issues[:20]:
         out.append(f"  - {issue.get('path', '$')}: {issue.get('message', '')}")
@@ -120,9 +120,17 @@ def _error(error: dict[str, Any], budget: int) -> str:
     return text if _size(text) <= budget else _cut(text, budget) + "\n"
 
 
-def render(status: str, run_id: str | None, *, budget: int, output: Any = None, console: list | None = None,
-           error: dict[str, Any] | None = None, pending: list[dict[str, Any]] | None = None,
-           note: str | None = None) -> str:
+def render(
+    status: str,
+    run_id: str | None,
+    *,
+    budget: int,
+    output: Any = None,
+    console: list | None = None,
+    error: dict[str, Any] | None = None,
+    pending: list[dict[str, Any]] | None = None,
+    note: str | None = None,
+) -> str:
     """The content of one tool result, at most ``budget`` bytes."""
     parts = [f"status: {status}" + (f" (run {run_id})" if run_id else "") + "\n"]
     if note:
@@ -131,8 +139,11 @@ def render(status: str, run_id: str | None, *, budget: int, output: Any = None, 
         parts.append(_error(error, budget // 2))
     for item in pending or []:
         what = "needs approval" if item.get("approval") else "waits for an answer"
-        parts.append(f"- {item.get('name')} {what} (interrupt {item.get('id')}): "
-                     + shrink(item.get("data"), max(budget // (4 * max(len(pending or []), 1)), 80)) + "\n")
+        parts.append(
+            f"- {item.get('name')} {what} (interrupt {item.get('id')}): "
+            + shrink(item.get("data"), max(budget // (4 * max(len(pending or []), 1)), 80))
+            + "\n"
+        )
     room = budget - sum(_size(p) for p in parts)
     console_text = _console(console or [], room // 3 if status == "completed" else room // 2)
     if status == "completed":

@@ -35,9 +35,9 @@ from .catalog import ActionSpec, issue_path
 
 __all__ = ["McpServer", "ServerFailed", "ToolFailed", "close_all", "connect", "servers"]
 
-TIMEOUT = 60.0        # seconds a call (or a start) may take before the server counts as hung
-STDERR_TAIL = 2_000   # characters of the server's stderr quoted in a failure
-IDLE_PING = 0.25      # seconds without a call after which the next one first pings the server
+TIMEOUT = 60.0  # seconds a call (or a start) may take before the server counts as hung
+STDERR_TAIL = 2_000  # characters of the server's stderr quoted in a failure
+IDLE_PING = 0.25  # seconds without a call after which the next one first pings the server
 START_TIMEOUT = 30.0  # seconds a server may take to start (importing an SDK is slow on a loaded machine)
 MAX_ISSUES = 20
 
@@ -92,8 +92,14 @@ class _Connection:
 class McpServer:
     """The client side of one stdio MCP server: starts it (again, after a failure) and calls its tools."""
 
-    def __init__(self, name: str, command: Sequence[str], env: Mapping[str, str] | None = None,
-                 cwd: str | None = None, timeout: float = TIMEOUT):
+    def __init__(
+        self,
+        name: str,
+        command: Sequence[str],
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        timeout: float = TIMEOUT,
+    ):
         if isinstance(command, str) or not command or not all(isinstance(c, str) for c in command):
             raise TypeError(f"command is a list of strings (the program, then its arguments), got {command!r:.80}")
         self.name, self.command, self.env, self.cwd = name, list(command), dict(env or {}), cwd
@@ -127,6 +133,7 @@ class McpServer:
         conn = self._conn
         task = conn.task if conn is not None else None
         if conn is not None and task is not None:
+
             async def stop() -> None:
                 conn.stop.set()
                 await asyncio.wait([task], timeout=10)
@@ -164,22 +171,26 @@ class McpServer:
         from mcp import ClientSession, StdioServerParameters
         from mcp.client.stdio import stdio_client
 
-        params = StdioServerParameters(command=self.command[0], args=self.command[1:], env=self.env or None,
-                                       cwd=self.cwd)
+        params = StdioServerParameters(
+            command=self.command[0], args=self.command[1:], env=self.env or None, cwd=self.cwd
+        )
         conn, ready = _Connection(), asyncio.get_running_loop().create_future()
         self.starts += 1
 
         async def own() -> None:
             try:
-                async with stdio_client(params, errlog=self._stderr) as (read, write), \
-                        ClientSession(read, write) as session:
+                async with (
+                    stdio_client(params, errlog=self._stderr) as (read, write),
+                    ClientSession(read, write) as session,
+                ):
                     await session.initialize()
                     tools, cursor = [], None
                     while True:
                         from mcp.types import PaginatedRequestParams
 
-                        page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor
-                                                        else None)
+                        page = await session.list_tools(
+                            params=PaginatedRequestParams(cursor=cursor) if cursor else None
+                        )
                         tools += page.tools
                         cursor = page.next_cursor
                         if not cursor:
@@ -204,8 +215,9 @@ class McpServer:
             took = max(self.timeout, START_TIMEOUT)
             raise ServerFailed(self._said(f"MCP server {self.name!r} did not start within {took:g} s")) from None
         except Exception as exc:
-            raise ServerFailed(self._said(f"MCP server {self.name!r} could not start "
-                                          f"({' '.join(self.command)}): {_text_of(exc)}")) from None
+            raise ServerFailed(
+                self._said(f"MCP server {self.name!r} could not start ({' '.join(self.command)}): {_text_of(exc)}")
+            ) from None
 
     async def _call(self, tool: str, arguments: dict[str, Any]) -> Any:
         conn = await self._connected()
@@ -221,19 +233,28 @@ class McpServer:
             return await asyncio.wait_for(conn.session.call_tool(tool, arguments), self.timeout)
         except asyncio.TimeoutError:
             conn.stop.set()  # a hung server is stopped: the next call starts a fresh one
-            raise ServerFailed(self._said(f"MCP server {self.name!r} did not answer {tool} within "
-                                          f"{self.timeout:g} s; it was stopped, the next call starts it")) from None
+            raise ServerFailed(
+                self._said(
+                    f"MCP server {self.name!r} did not answer {tool} within "
+                    f"{self.timeout:g} s; it was stopped, the next call starts it"
+                )
+            ) from None
         except MCPError as exc:
             if not conn.alive or exc.code == _connection_closed():
                 conn.stop.set()
-                raise ServerFailed(self._said(f"MCP server {self.name!r} exited during {tool} ({exc.message}); "
-                                              "the next call starts it again")) from None
-            raise ServerFailed(f"MCP server {self.name!r}, tool {tool!r}: protocol error {exc.code}: "
-                               f"{exc.message}") from None
+                raise ServerFailed(
+                    self._said(
+                        f"MCP server {self.name!r} exited during {tool} ({exc.message}); the next call starts it again"
+                    )
+                ) from None
+            raise ServerFailed(
+                f"MCP server {self.name!r}, tool {tool!r}: protocol error {exc.code}: {exc.message}"
+            ) from None
         except Exception as exc:
             if not conn.alive:
-                raise ServerFailed(self._said(f"MCP server {self.name!r} exited during {tool}: "
-                                              f"{_text_of(exc)}")) from None
+                raise ServerFailed(
+                    self._said(f"MCP server {self.name!r} exited during {tool}: {_text_of(exc)}")
+                ) from None
             raise ServerFailed(f"MCP server {self.name!r}, tool {tool!r}: {_text_of(exc)}") from None
 
     def _said(self, message: str) -> str:
@@ -256,6 +277,7 @@ def _text_of(exc: BaseException) -> str:
 
 # -- tools as actions ----------------------------------------------------------------------------
 
+
 def servers(sandbox: Any) -> dict[str, McpServer]:
     """The MCP servers registered on a sandbox, by name."""
     found = sandbox.__dict__.get("_mcp_servers")
@@ -271,18 +293,28 @@ def close_all(sandbox: Any) -> None:
     servers(sandbox).clear()
 
 
-def connect(sandbox: Any, name: str, command: Sequence[str], *, env: Mapping[str, str] | None = None,
-            cwd: str | None = None, approval: bool | Mapping[str, bool] | None = None,
-            timeout: float = TIMEOUT) -> list[str]:
+def connect(
+    sandbox: Any,
+    name: str,
+    command: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    approval: bool | Mapping[str, bool] | None = None,
+    timeout: float = TIMEOUT,
+) -> list[str]:
     """Start the server, register each of its tools as ``NAME.TOOL`` on ``sandbox``; return the action names."""
     if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"an MCP server's name is an identifier (its tools become actions.{{name}}.TOOL), "
-                         f"got {name!r}")
+        raise ValueError(
+            f"an MCP server's name is an identifier (its tools become actions.{{name}}.TOOL), got {name!r}"
+        )
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise ValueError(f"timeout is a positive number of seconds, got {timeout!r}")
     if approval is not None and not isinstance(approval, (bool, Mapping)):
-        raise TypeError(f"approval is None (follow the annotations), a bool, or a mapping of tool name to bool, "
-                        f"got {type(approval).__name__}")
+        raise TypeError(
+            f"approval is None (follow the annotations), a bool, or a mapping of tool name to bool, "
+            f"got {type(approval).__name__}"
+        )
     known = servers(sandbox)
     if name in known:
         known.pop(name).close()
@@ -297,8 +329,9 @@ def connect(sandbox: Any, name: str, command: Sequence[str], *, env: Mapping[str
     for tool in tools:
         key = _action_key(tool.name)
         if key is None:
-            warnings.warn(f"MCP server {name!r}: tool {tool.name!r} has no name a script can use; skipped",
-                          stacklevel=3)
+            warnings.warn(
+                f"MCP server {name!r}: tool {tool.name!r} has no name a script can use; skipped", stacklevel=3
+            )
             continue
         action_name = f"{name}.{key}"
         needs = _needs_approval(tool, approval)
@@ -323,9 +356,13 @@ def _annotations(tool: Any) -> dict[str, Any]:
     a = tool.annotations
     hints = {} if a is None else a.model_dump(exclude_none=True)
     read_only = bool(hints.get("read_only_hint", False))  # the spec's defaults; destructive means nothing if read-only
-    return {"read_only": read_only, "destructive": hints.get("destructive_hint", not read_only),
-            "idempotent": hints.get("idempotent_hint", False), "open_world": hints.get("open_world_hint", True),
-            **({"title": hints["title"]} if "title" in hints else {})}
+    return {
+        "read_only": read_only,
+        "destructive": hints.get("destructive_hint", not read_only),
+        "idempotent": hints.get("idempotent_hint", False),
+        "open_world": hints.get("open_world_hint", True),
+        **({"title": hints["title"]} if "title" in hints else {}),
+    }
 
 
 def _needs_approval(tool: Any, approval: bool | Mapping[str, bool] | None) -> bool:
@@ -368,8 +405,11 @@ def _spec(action_name: str, tool: Any, approval: bool) -> ActionSpec:
         cls.check_schema(schema)
         checker = cls(schema)
     except Exception as exc:
-        warnings.warn(f"action {action_name}: the server's input schema is not usable, so its input is "
-                      f"unchecked ({str(exc).splitlines()[0]})", stacklevel=4)
+        warnings.warn(
+            f"action {action_name}: the server's input schema is not usable, so its input is "
+            f"unchecked ({str(exc).splitlines()[0]})",
+            stacklevel=4,
+        )
     else:
         spec.input_schema = schema
         spec.input_optional = checker.is_valid({})  # no input is the empty object of arguments
@@ -378,8 +418,9 @@ def _spec(action_name: str, tool: Any, approval: bool) -> ActionSpec:
             value = {} if value is None else value
             found = sorted(checker.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
             if found:
-                raise _invalid([{"path": issue_path(e.absolute_path), "message": e.message[:300]}
-                                for e in found[:MAX_ISSUES]])
+                raise _invalid(
+                    [{"path": issue_path(e.absolute_path), "message": e.message[:300]} for e in found[:MAX_ISSUES]]
+                )
             return value
 
         spec._validate = validate
@@ -392,4 +433,3 @@ def _invalid(issues: list[dict[str, str]]) -> Exception:
     from ..actions import InputInvalid
 
     return InputInvalid(issues)
-

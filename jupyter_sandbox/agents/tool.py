@@ -51,8 +51,10 @@ refused input the issues), or `paused` when an action waits for a human's approv
 again then, its outcome arrives when the human answers.
 """
 
-PAUSED = ("The run is paused until a human answers (below). Do not run the script again: "
-          "its outcome is reported when they have answered.")
+PAUSED = (
+    "The run is paused until a human answers (below). Do not run the script again: "
+    "its outcome is reported when they have answered."
+)
 
 
 @dataclass
@@ -90,11 +92,21 @@ class SandboxTool:
     ``intro``: the text before the declarations in ``description`` (default: how to use the tool).
     """
 
-    def __init__(self, sandbox: Any, name: str = "sandbox", *, actions: Iterable[str] | None = None,
-                 budget: int = BUDGET, strict: bool = False, limits: Any = None, intro: str | None = None):
+    def __init__(
+        self,
+        sandbox: Any,
+        name: str = "sandbox",
+        *,
+        actions: Iterable[str] | None = None,
+        budget: int = BUDGET,
+        strict: bool = False,
+        limits: Any = None,
+        intro: str | None = None,
+    ):
         if not isinstance(name, str) or not NAME.match(name):
-            raise ValueError("a tool name is 1 to 64 letters, digits, '_' or '-' (what model APIs accept), "
-                             f"got {name!r}")
+            raise ValueError(
+                f"a tool name is 1 to 64 letters, digits, '_' or '-' (what model APIs accept), got {name!r}"
+            )
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 500:
             raise ValueError(f"budget is a number of bytes, at least 500, got {budget!r}")
         self.sandbox, self.name, self.budget = sandbox, name, budget
@@ -117,8 +129,11 @@ class SandboxTool:
         return {
             "type": "object",
             "properties": {
-                "script": {"type": "string", "description": "The script: the body of an async JavaScript function "
-                                                            "(top-level await; `return` the output)."},
+                "script": {
+                    "type": "string",
+                    "description": "The script: the body of an async JavaScript function "
+                    "(top-level await; `return` the output).",
+                },
                 "input": {"description": "Any JSON value; the script reads it as ctx.input."},
             },
             "required": ["script"],
@@ -127,11 +142,18 @@ class SandboxTool:
     def openai(self, api: str = "chat") -> dict[str, Any]:
         """The tool definition for OpenAI: ``api="chat"`` (Chat Completions) or ``"responses"`` (Responses API)."""
         if api == "chat":
-            return {"type": "function", "function": {"name": self.name, "description": self.description,
-                                                     "parameters": self.parameters}}
+            return {
+                "type": "function",
+                "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            }
         if api == "responses":
-            return {"type": "function", "name": self.name, "description": self.description,
-                    "parameters": self.parameters, "strict": False}
+            return {
+                "type": "function",
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+                "strict": False,
+            }
         raise ValueError(f"api is 'chat' or 'responses', got {api!r}")
 
     def anthropic(self) -> dict[str, Any]:
@@ -148,12 +170,21 @@ class SandboxTool:
             except ValueError as exc:
                 return self._refused(f"the tool's arguments are not JSON: {exc}")
         if not isinstance(arguments, dict) or not isinstance(arguments.get("script"), str):
-            return self._refused("the tool takes {\"script\": string, \"input\"?: any}; "
-                                 f"got {json.dumps(arguments, default=str)[:200]}")
+            return self._refused(
+                f'the tool takes {{"script": string, "input"?: any}}; got {json.dumps(arguments, default=str)[:200]}'
+            )
         script = arguments["script"]
-        return self._outcome(lambda: self.sandbox.eval(script, input=arguments.get("input"), strict=self.strict,
-                                                       name=self.name, actions=self.actions, limits=self.limits),
-                             script)
+        return self._outcome(
+            lambda: self.sandbox.eval(
+                script,
+                input=arguments.get("input"),
+                strict=self.strict,
+                name=self.name,
+                actions=self.actions,
+                limits=self.limits,
+            ),
+            script,
+        )
 
     __call__ = run
 
@@ -163,24 +194,29 @@ class SandboxTool:
         pending = {p["id"] for p in self.sandbox.run(run_id).pending}
         by_id = isinstance(answers, dict) and bool(answers) and all(k in pending for k in answers)
         source = self.sandbox.store.get_run(run_id).source
-        return self._outcome(lambda: self.sandbox.resume(run_id, None if by_id else answers,
-                                                         answers=answers if by_id else None), source)
+        return self._outcome(
+            lambda: self.sandbox.resume(run_id, None if by_id else answers, answers=answers if by_id else None), source
+        )
 
     def result(self, run_id: str) -> ToolResult:
         """The run as the store has it now (after a human answered in the card, say), as a ToolResult."""
         info = self.sandbox.run(run_id)
-        console = [{"level": e.get("level", "log"), "message": e.get("message", "")}
-                   for e in info.entries if e.get("kind") == "console"]
+        console = [
+            {"level": e.get("level", "log"), "message": e.get("message", "")}
+            for e in info.entries
+            if e.get("kind") == "console"
+        ]
         if info.status == "completed":
             return self._result("completed", run_id, output=info.output, console=console)
         if info.status in ("interrupted", "parked", "running", "created"):
-            note = {"parked": "The run waits for a timer or an event.",
-                    "running": "The run is still running.", "created": "The run has not started."}.get(info.status)
-            return self._result("paused", run_id, console=console, pending=_pending(info.pending),
-                                note=note or PAUSED)
+            note = {
+                "parked": "The run waits for a timer or an event.",
+                "running": "The run is still running.",
+                "created": "The run has not started.",
+            }.get(info.status)
+            return self._result("paused", run_id, console=console, pending=_pending(info.pending), note=note or PAUSED)
         error = dict(info.error) if isinstance(info.error, dict) else {"name": info.status, "message": str(info.error)}
-        return self._result("failed", run_id, console=console,
-                            error=self._located(error, info.source, run_id))
+        return self._result("failed", run_id, console=console, error=self._located(error, info.source, run_id))
 
     # -- building results ------------------------------------------------------------------------
 
@@ -188,28 +224,61 @@ class SandboxTool:
         try:
             outcome = start()
         except SandboxInterrupt as paused:
-            return self._result("paused", paused.run_id, console=paused.console, outcome=paused, note=PAUSED,
-                                pending=[{"id": i.id, "name": i.name, "data": i.data, "approval": i.approval}
-                                         for i in paused.interrupts])
+            return self._result(
+                "paused",
+                paused.run_id,
+                console=paused.console,
+                outcome=paused,
+                note=PAUSED,
+                pending=[
+                    {"id": i.id, "name": i.name, "data": i.data, "approval": i.approval} for i in paused.interrupts
+                ],
+            )
         except RunParked as parked:
-            return self._result("paused", parked.run_id, console=parked.console, outcome=parked,
-                                note="The run waits for a timer or an event; it goes on by itself.")
+            return self._result(
+                "paused",
+                parked.run_id,
+                console=parked.console,
+                outcome=parked,
+                note="The run waits for a timer or an event; it goes on by itself.",
+            )
         except (SandboxError, TypeError, ValueError) as exc:  # TypeError/ValueError: an input that is not JSON
             run_id = getattr(exc, "run_id", None)
             console = self._console(run_id)
-            return self._result("failed", run_id, console=console, outcome=exc,
-                                error=self._located(_describe(exc), source, run_id))
+            return self._result(
+                "failed", run_id, console=console, outcome=exc, error=self._located(_describe(exc), source, run_id)
+            )
         assert isinstance(outcome, RunResult)
-        return self._result("completed", outcome.run_id, output=outcome.output, console=outcome.console,
-                            outcome=outcome)
+        return self._result(
+            "completed", outcome.run_id, output=outcome.output, console=outcome.console, outcome=outcome
+        )
 
-    def _result(self, status: str, run_id: str | None, *, output: Any = None, console: list | None = None,
-                pending: list | None = None, error: dict | None = None, note: str | None = None,
-                outcome: Any = None) -> ToolResult:
-        content = render(status, run_id, budget=self.budget, output=output, console=console, error=error,
-                         pending=pending, note=note)
-        return ToolResult(status, run_id, content, output=output, console=list(console or []),
-                          pending=list(pending or []), error=error, tool=self, outcome=outcome)
+    def _result(
+        self,
+        status: str,
+        run_id: str | None,
+        *,
+        output: Any = None,
+        console: list | None = None,
+        pending: list | None = None,
+        error: dict | None = None,
+        note: str | None = None,
+        outcome: Any = None,
+    ) -> ToolResult:
+        content = render(
+            status, run_id, budget=self.budget, output=output, console=console, error=error, pending=pending, note=note
+        )
+        return ToolResult(
+            status,
+            run_id,
+            content,
+            output=output,
+            console=list(console or []),
+            pending=list(pending or []),
+            error=error,
+            tool=self,
+            outcome=outcome,
+        )
 
     def _refused(self, message: str) -> ToolResult:
         return self._result("failed", None, error={"name": "InvalidArguments", "message": message})
@@ -221,8 +290,11 @@ class SandboxTool:
             entries = self.sandbox.run(run_id).entries
         except SandboxError:
             return []
-        return [{"level": e.get("level", "log"), "message": e.get("message", "")}
-                for e in entries if e.get("kind") == "console"]
+        return [
+            {"level": e.get("level", "log"), "message": e.get("message", "")}
+            for e in entries
+            if e.get("kind") == "console"
+        ]
 
     def _located(self, error: dict[str, Any], source: str | None, run_id: str | None) -> dict[str, Any]:
         """The error with its line (an action's failure: the line of the call) and a source excerpt."""
@@ -243,13 +315,21 @@ def _describe(exc: BaseException) -> dict[str, Any]:
         return out
     if isinstance(exc, LintError):
         problems = "; ".join(f"line {line}: `{name}` {hint}" for line, _, name, hint in exc.problems)
-        return {"name": "LintError", "message": f"the script uses what a sandbox does not have: {problems}",
-                "line": exc.line, "column": exc.column}
+        return {
+            "name": "LintError",
+            "message": f"the script uses what a sandbox does not have: {problems}",
+            "line": exc.line,
+            "column": exc.column,
+        }
     if isinstance(exc, LimitExceeded):
         return {"name": f"LimitExceeded ({exc.limit})", "message": str(exc).splitlines()[0], "line": exc.line}
     if isinstance(exc, CallLogMismatchError):
-        return {"name": "CallLogMismatchError", "message": str(exc).split("\n")[0], "line": exc.line,
-                "column": exc.column}
+        return {
+            "name": "CallLogMismatchError",
+            "message": str(exc).split("\n")[0],
+            "line": exc.line,
+            "column": exc.column,
+        }
     if isinstance(exc, RunStateError):
         return {"name": type(exc).__name__, "message": str(exc)}
     return {"name": type(exc).__name__, "message": str(exc).splitlines()[0] if str(exc) else ""}
@@ -258,11 +338,16 @@ def _describe(exc: BaseException) -> dict[str, Any]:
 def _call_line(entries: list[dict[str, Any]], action: str) -> int | None:
     """The line of the last call of ``action`` that failed (its call entry records the line)."""
     lines = {e.get("slot"): e.get("line") for e in entries if e.get("kind") == "call"}
-    failed = [e.get("slot") for e in entries if e.get("kind") == "result" and not e.get("ok")
-              and (e.get("error") or {}).get("action") == action]
+    failed = [
+        e.get("slot")
+        for e in entries
+        if e.get("kind") == "result" and not e.get("ok") and (e.get("error") or {}).get("action") == action
+    ]
     return lines.get(failed[-1]) if failed else None
 
 
 def _pending(pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"id": p.get("id"), "name": p.get("name"), "data": p.get("data"), "approval": p.get("approval")}
-            for p in pending]
+    return [
+        {"id": p.get("id"), "name": p.get("name"), "data": p.get("data"), "approval": p.get("approval")}
+        for p in pending
+    ]

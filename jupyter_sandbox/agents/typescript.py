@@ -28,10 +28,46 @@ __all__ = ["PREAMBLE", "Renderer", "declarations", "literal", "property_key"]
 
 IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 # Names the world already declares (and TypeScript's own): an alias must not take one.
-TAKEN = {"ActionError", "CallOptions", "ActionName", "ActionInput", "LogLevel", "PlanItem", "Settled", "TextEncoder",
-         "TextDecoder", "Promise", "Array", "Record", "Object", "String", "Number", "Boolean", "Error", "Date",
-         "Map", "Set", "JSON", "Math", "Partial", "Required", "Readonly", "Pick", "Omit", "Awaited", "ReturnType",
-         "Parameters", "Uint8Array", "ArrayBuffer", "Symbol", "Function", "unknown", "never", "any", "object"}
+TAKEN = {
+    "ActionError",
+    "CallOptions",
+    "ActionName",
+    "ActionInput",
+    "LogLevel",
+    "PlanItem",
+    "Settled",
+    "TextEncoder",
+    "TextDecoder",
+    "Promise",
+    "Array",
+    "Record",
+    "Object",
+    "String",
+    "Number",
+    "Boolean",
+    "Error",
+    "Date",
+    "Map",
+    "Set",
+    "JSON",
+    "Math",
+    "Partial",
+    "Required",
+    "Readonly",
+    "Pick",
+    "Omit",
+    "Awaited",
+    "ReturnType",
+    "Parameters",
+    "Uint8Array",
+    "ArrayBuffer",
+    "Symbol",
+    "Function",
+    "unknown",
+    "never",
+    "any",
+    "object",
+}
 INDENT = "  "
 
 PREAMBLE = """\
@@ -50,8 +86,11 @@ PREAMBLE = """\
 
 def literal(value: Any) -> str | None:
     """A TypeScript literal type for a JSON primitive (None for objects and arrays)."""
-    if value is None or isinstance(value, (bool, str)) or (isinstance(value, (int, float)) and value == value
-                                                          and value not in (float("inf"), float("-inf"))):
+    if (
+        value is None
+        or isinstance(value, (bool, str))
+        or (isinstance(value, (int, float)) and value == value and value not in (float("inf"), float("-inf")))
+    ):
         return json.dumps(value)  # ASCII with \\u escapes: a valid TypeScript literal too
     return None
 
@@ -113,13 +152,20 @@ class Renderer:
     recursive types stay unique across the declarations.
     """
 
-    def __init__(self, root: Any, *, aliases: dict[str, str] | None = None, max_depth: int = 24,
-                 prefix: str = "", budget: int = 5000):
+    def __init__(
+        self,
+        root: Any,
+        *,
+        aliases: dict[str, str] | None = None,
+        max_depth: int = 24,
+        prefix: str = "",
+        budget: int = 5000,
+    ):
         self.root, self.max_depth, self.prefix = root, max_depth, prefix
         self.budget = budget  # schemas rendered at most: inlined $refs can multiply a small document
         self.aliases: dict[str, str] = {} if aliases is None else aliases
-        self.named: dict[str, str] = {}      # ref -> alias name (this document's)
-        self.expanding: list[str] = []       # refs being rendered, outermost first
+        self.named: dict[str, str] = {}  # ref -> alias name (this document's)
+        self.expanding: list[str] = []  # refs being rendered, outermost first
         # len(expanding) at each object member being rendered: TypeScript defers an alias's use inside an
         # object type only, so a recursion must cross one (else ``type A = A | null`` is a circular alias).
         self.members: list[int] = []
@@ -154,8 +200,13 @@ class Renderer:
         if isinstance(kinds, str):
             kinds = [kinds]
         if not isinstance(kinds, list):  # no type: guess from the keywords present
-            kinds = (["object"] if any(k in s for k in ("properties", "additionalProperties", "patternProperties"))
-                     else ["array"] if any(k in s for k in ("items", "prefixItems")) else [])
+            kinds = (
+                ["object"]
+                if any(k in s for k in ("properties", "additionalProperties", "patternProperties"))
+                else ["array"]
+                if any(k in s for k in ("items", "prefixItems"))
+                else []
+            )
         if not kinds:
             return "unknown"
         return _join((self._kind(s, kind, depth, indent) for kind in kinds), " | ")
@@ -165,8 +216,13 @@ class Renderer:
             return self._object(s, depth, indent)
         if kind == "array":
             return self._array(s, depth, indent)
-        return {"string": "string", "integer": "number", "number": "number", "boolean": "boolean",
-                "null": "null"}.get(kind, "unknown") if isinstance(kind, str) else "unknown"
+        return (
+            {"string": "string", "integer": "number", "number": "number", "boolean": "boolean", "null": "null"}.get(
+                kind, "unknown"
+            )
+            if isinstance(kind, str)
+            else "unknown"
+        )
 
     def _object(self, s: dict[str, Any], depth: int, indent: str) -> str:
         properties: dict[str, Any] = s["properties"] if isinstance(s.get("properties"), dict) else {}
@@ -283,8 +339,11 @@ def _signature(spec: Any, aliases: dict[str, str], indent: str = INDENT) -> str:
     if spec.returns:
         lines.append(f"@returns {spec.returns}")
     doc = _doc("\n".join(line for line in lines if line), indent)
-    output = "any" if spec.output_schema is None else Renderer(spec.output_schema, aliases=aliases,
-                                                               prefix=prefix).type(spec.output_schema, 0, indent)
+    output = (
+        "any"
+        if spec.output_schema is None
+        else Renderer(spec.output_schema, aliases=aliases, prefix=prefix).type(spec.output_schema, 0, indent)
+    )
     if not spec.takes_input:
         params = ""
     else:
@@ -305,8 +364,9 @@ def _members(specs: list[Any], aliases: dict[str, str], depth: int = 0, indent: 
         else:
             groups.setdefault(segments[depth], []).append(spec)
     for key, members in groups.items():
-        out.append(f"{indent}{property_key(key)}: {{\n{_members(members, aliases, depth + 1, indent + INDENT)}"
-                   f"{indent}}};\n")
+        out.append(
+            f"{indent}{property_key(key)}: {{\n{_members(members, aliases, depth + 1, indent + INDENT)}{indent}}};\n"
+        )
     return "".join(out)
 
 

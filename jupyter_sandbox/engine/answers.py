@@ -27,7 +27,7 @@ class Answers:
     by_position: dict[int, Resume] = field(default_factory=dict)
     first: Any = None  # answers the first pending interrupt, whichever it is (``Sandbox.resume(run_id, value)``)
 
-    def for_child(self, pending: list[dict[str, Any]], position: int) -> "Answers":
+    def for_child(self, pending: list[dict[str, Any]], position: int) -> Answers:
         """Answers to hand a child run: its ids, and a position answer for the delegate's slot."""
         by_id = dict(self.by_id)
         if position in self.by_position and pending:
@@ -51,9 +51,14 @@ class Answers:
                 raise TypeError(f"Resume(position=...) takes a call log position (an int >= 0), got {position!r:.60}")
         self.by_id = {key: json_copy(value, f"the answer for {key}") for key, value in self.by_id.items()}
         self.first = json_copy(self.first, "the answer")
-        self.by_position = {p: replace(r, value=json_copy(r.value, f"the answer for position {p}"),
-                                       state=json_copy(r.state, f"the answer's state at position {p}"))
-                            for p, r in self.by_position.items()}
+        self.by_position = {
+            p: replace(
+                r,
+                value=json_copy(r.value, f"the answer for position {p}"),
+                state=json_copy(r.state, f"the answer's state at position {p}"),
+            )
+            for p, r in self.by_position.items()
+        }
 
     def refuse_unaddressed(self, journal: Journal, run_id: str, status: str | None) -> None:
         """Every answer must reach an interrupt open in ``journal`` (the top run's): else ``UnaddressedAnswer``,
@@ -66,8 +71,13 @@ class Answers:
         # ``first`` answers the first open interrupt if there is one: with none it is not addressed to
         # anything, so a retried "resume with True" after a crash that recorded the answer still finishes.
         if stray:
-            raise UnaddressedAnswer(_unaddressed_message(run_id, status, stray, open_), run_id=run_id, status=status,
-                                    unaddressed=stray, open=open_)
+            raise UnaddressedAnswer(
+                _unaddressed_message(run_id, status, stray, open_),
+                run_id=run_id,
+                status=status,
+                unaddressed=stray,
+                open=open_,
+            )
 
     def refuse_unaddressed_in_call_log(self, call_log: Any) -> None:
         """For a new run from a call log alone: a position answer must be one of its open (``None``) slots,
@@ -78,10 +88,14 @@ class Answers:
         if stray:
             where = f"the call log's open slots are {slots}" if slots else "the call log has no open slot"
             how = "" if call_log else "; pass the interrupted run's call_log with the answer"
-            raise UnaddressedAnswer(f"{_and(stray)} {'answers' if len(stray) == 1 else 'answer'} nothing: "
-                                    f"{where} (Resume(position=...) targets one of them){how}",
-                                    run_id="", status=None, unaddressed=stray,
-                                    open=[{"position": s, "ids": [], "name": None} for s in slots])
+            raise UnaddressedAnswer(
+                f"{_and(stray)} {'answers' if len(stray) == 1 else 'answer'} nothing: "
+                f"{where} (Resume(position=...) targets one of them){how}",
+                run_id="",
+                status=None,
+                unaddressed=stray,
+                open=[{"position": s, "ids": [], "name": None} for s in slots],
+            )
 
     def settle_first(self, journal: Journal) -> None:
         """Turn ``first`` into an answer by id, now that the journal is at hand."""
@@ -95,17 +109,23 @@ class Answers:
 def open_interrupts(journal: Journal) -> list[dict[str, Any]]:
     """The interrupts a resume may answer: ``{"position", "ids", "name"}`` each; ``ids`` has the interrupt's
     own and, for a delegated child's, the ids of the child's interrupts it stands for."""
-    return [{"position": entry.slot, "name": entry.body.get("name"),
-             "ids": [entry.body["id"], *(i["id"] for i in entry.body.get("interrupts") or ())]}
-            for entry in journal.pending_interrupts()]
+    return [
+        {
+            "position": entry.slot,
+            "name": entry.body.get("name"),
+            "ids": [entry.body["id"], *(i["id"] for i in entry.body.get("interrupts") or ())],
+        }
+        for entry in journal.pending_interrupts()
+    ]
 
 
 def _unaddressed_message(run_id: str, status: str | None, stray: list[str], open_: list[dict[str, Any]]) -> str:
     head = f"run {run_id}: {_and(stray)} {'answers' if len(stray) == 1 else 'answer'} nothing"
     if not open_:
         return f"{head}: the run ({status}) has no open interrupt; resume it without an answer"
-    listed = "; ".join(f"{item['name']!r} at position {item['position']} (id {', '.join(item['ids'])})"
-                       for item in open_)
+    listed = "; ".join(
+        f"{item['name']!r} at position {item['position']} (id {', '.join(item['ids'])})" for item in open_
+    )
     return f"{head}. Open interrupts: {listed}. Answer one with Resume(position=...) or answers={{id: ...}}"
 
 
@@ -113,8 +133,9 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def answer_for(journal: Journal, answers: Answers, run_id: str, slot: int, approval: bool,
-               call_input: Any) -> tuple[Resume | None, bool, Any, dict[str, Any] | None]:
+def answer_for(
+    journal: Journal, answers: Answers, run_id: str, slot: int, approval: bool, call_input: Any
+) -> tuple[Resume | None, bool, Any, dict[str, Any] | None]:
     """For a live call at ``slot``: ``(resume, gate, input, answer entry)``.
 
     ``gate`` is False when an earlier attempt already approved the call (with
@@ -136,8 +157,8 @@ def answer_for(journal: Journal, answers: Answers, run_id: str, slot: int, appro
     interrupt_id = interrupt.body["id"] if interrupt is not None else f"{run_id}:{slot}"
     body: dict[str, Any] = {"value": value, "id": interrupt_id}
     if interrupt.body.get("approval") if interrupt is not None else approval and gate:
-        approved = value is True or (isinstance(value, dict) and bool(value.get("approved")))
-        body.update(approval=True, approved=approved)
-        if approved and isinstance(value, dict) and "input" in value:
+        granted = value is True or (isinstance(value, dict) and bool(value.get("approved")))
+        body.update(approval=True, approved=granted)
+        if granted and isinstance(value, dict) and "input" in value:
             body["input"] = value["input"]
     return Resume(position=slot, value=value, state=state, id=interrupt_id), gate, call_input, body

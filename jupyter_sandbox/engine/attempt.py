@@ -8,9 +8,10 @@ implements it), so neither imports the engine that drives them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from ..actions import Action, Outcome
 from ..errors import Interrupt, SandboxError
@@ -73,13 +74,21 @@ class EngineServices(Protocol):
     def check_source(self, source: str, limits: Limits) -> None:
         """Size, characters and lint of a script, before it runs."""
 
-    async def run_child(self, parent: "Attempt", slot: int, op: str, spec: Any, child_id: str, answers: Answers,
-                        resumed: bool) -> Outcome:
+    async def run_child(
+        self, parent: Attempt, slot: int, op: str, spec: Any, child_id: str, answers: Answers, resumed: bool
+    ) -> Outcome:
         """Run (or resume) a child run of ``parent`` at ``slot``; its outcome as the parent's call sees it."""
 
-    async def run_chain(self, run: RunRow, answers: Answers, observer: Observer, limits: Limits,
-                        plan: dict[str, Any] | None = None, recorded_at: Any = None,
-                        force: bool = False) -> tuple[AttemptResult, RunRow, list[str]]:
+    async def run_chain(
+        self,
+        run: RunRow,
+        answers: Answers,
+        observer: Observer,
+        limits: Limits,
+        plan: dict[str, Any] | None = None,
+        recorded_at: Any = None,
+        force: bool = False,
+    ) -> tuple[AttemptResult, RunRow, list[str]]:
         """Run attempts along a ``continueAsNew`` chain until one does not continue."""
 
 
@@ -98,6 +107,6 @@ class Attempt:
     limits: Limits
     recorded_at: Callable[[int], dict[str, Any] | None]  # the recorded call-log entry at a slot (for mismatches)
     observer: Observer
-    store: Store           # where the attempt writes (a scratch store for a determinism check)
-    size: int = 0          # the journal's encoded size so far (the journal cap counts from it)
-    execute: bool = True   # False: a determinism check; anything live is a divergence
+    store: Store  # where the attempt writes (a scratch store for a determinism check)
+    size: int = 0  # the journal's encoded size so far (the journal cap counts from it)
+    execute: bool = True  # False: a determinism check; anything live is a divergence

@@ -13,18 +13,17 @@ from typing import Any
 
 from ..actions import Outcome, Resume, call_action, detach, to_json
 from ..errors import ActionError, Interrupt, RunNotFound, SandboxError
-from .journal import Journal, JournalWriter
+from ..stores.base import RunRow, source_hash
 from .answers import Answers
 from .attempt import Attempt, AttemptResult, EngineServices
-
-from ..stores.base import RunRow, source_hash
-
+from .journal import Journal, JournalWriter
 
 __all__ = ["run_child"]
 
 
-async def run_child(engine: EngineServices, parent: Attempt, op: str, spec: Any, child_id: str,
-                    answers: Answers) -> Outcome:
+async def run_child(
+    engine: EngineServices, parent: Attempt, op: str, spec: Any, child_id: str, answers: Answers
+) -> Outcome:
     try:
         existing = engine.store.get_run(child_id)
     except RunNotFound:
@@ -61,32 +60,43 @@ def _outcome(result: AttemptResult, child_id: str) -> Outcome:
     return Outcome("error", error={"name": type(error).__name__, "message": f"child run {child_id} failed: {message}"})
 
 
-async def _delegate(engine: EngineServices, parent: Attempt, spec: Any, child_id: str, existing: RunRow | None,
-                    answers: Answers) -> AttemptResult:
+async def _delegate(
+    engine: EngineServices, parent: Attempt, spec: Any, child_id: str, existing: RunRow | None, answers: Answers
+) -> AttemptResult:
     if existing is None:
         script = spec.get("script") if isinstance(spec, dict) else None
         if not isinstance(script, str):
             raise ChildSpecError("ctx.delegate({script, input, name}) needs `script`, the child's source as a string")
         engine.check_source(script, parent.limits)
-        existing = RunRow(id=child_id, kind="workflow", status="created", source=script, name=spec.get("name"),
-                          source_hash=source_hash(script), input=spec.get("input"), parent=parent.run.id,
-                          options={"strict": parent.strict, "actions": parent.run.options.get("actions")})
+        existing = RunRow(
+            id=child_id,
+            kind="workflow",
+            status="created",
+            source=script,
+            name=spec.get("name"),
+            source_hash=source_hash(script),
+            input=spec.get("input"),
+            parent=parent.run.id,
+            options={"strict": parent.strict, "actions": parent.run.options.get("actions")},
+        )
         engine.store.create_run(existing)
     result, _, _ = await engine.run_chain(existing, answers, parent.observer, parent.limits)
     return result
 
 
-async def _agent(engine: EngineServices, parent: Attempt, spec: Any, child_id: str, existing: RunRow | None,
-                 answers: Answers) -> AttemptResult:
+async def _agent(
+    engine: EngineServices, parent: Attempt, spec: Any, child_id: str, existing: RunRow | None, answers: Answers
+) -> AttemptResult:
     name = spec.get("agent") if isinstance(spec, dict) else None
     agent = engine.agents.get(name) if isinstance(name, str) else None
-    if agent is None:
+    if agent is None or not isinstance(name, str):  # (a name that is no string finds no agent)
         known = ", ".join(sorted(engine.agents)) or "none"
         raise ChildSpecError(f"no agent named {name!r} is registered (available: {known})")
     agent_input = spec.get("input")
     if existing is None:
-        existing = RunRow(id=child_id, kind="agent", status="created", name=name, input=agent_input,
-                          parent=parent.run.id)
+        existing = RunRow(
+            id=child_id, kind="agent", status="created", name=name, input=agent_input, parent=parent.run.id
+        )
         engine.store.create_run(existing)
     allowed = ("created",) if existing.status == "created" else ("interrupted", "cancelled", "failed")
     number = engine.store.claim(child_id, allowed, source_hash="")
@@ -104,10 +114,26 @@ async def _agent(engine: EngineServices, parent: Attempt, spec: Any, child_id: s
     outcome = await call_action(agent, agent_input, resume, engine.executor, parent.limits.action_timeout)
     if outcome.kind == "interrupt":
         interrupt_id = f"{child_id}:0"
-        writer.append("interrupt", 0, name=name, input=agent_input, data=outcome.data, state=outcome.state,
-                      id=interrupt_id, approval=outcome.approval)
-        shown = Interrupt(interrupt_id, child_id, 0, name, detach(agent_input), detach(outcome.data),
-                          detach(outcome.state), outcome.approval)
+        writer.append(
+            "interrupt",
+            0,
+            name=name,
+            input=agent_input,
+            data=outcome.data,
+            state=outcome.state,
+            id=interrupt_id,
+            approval=outcome.approval,
+        )
+        shown = Interrupt(
+            interrupt_id,
+            child_id,
+            0,
+            name,
+            detach(agent_input),
+            detach(outcome.data),
+            detach(outcome.state),
+            outcome.approval,
+        )
         result = AttemptResult("interrupted", interrupts=[shown])
         engine.store.finish_attempt(child_id, number, "interrupted", writer.take(), replayed=0)
         return result
@@ -117,7 +143,7 @@ async def _agent(engine: EngineServices, parent: Attempt, spec: Any, child_id: s
         return AttemptResult("completed", output=outcome.value)
     writer.append("result", 0, ok=False, error=outcome.error)
     engine.store.finish_attempt(child_id, number, "failed", writer.take(), replayed=0, error=outcome.error)
-    return AttemptResult("failed", error=ActionError(name, (outcome.error or {}).get("message", "failed")))
+    return AttemptResult("failed", error=ActionError(name, str((outcome.error or {}).get("message", "failed"))))
 
 
 class ChildSpecError(SandboxError, TypeError):

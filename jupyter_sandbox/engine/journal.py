@@ -18,11 +18,12 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ..actions import detach, to_json
-from ..errors import InvalidCallLog, LimitExceeded, StoreError
+from ..errors import InvalidCallLog, LimitExceeded
 from ..stores.rows import MAX_SLOT, Entry, encode
 
 __all__ = ["CallLog", "Journal", "JournalWriter", "delivered", "plan_from_call_log", "settlement"]
@@ -35,9 +36,9 @@ NOTE_KINDS = frozenset({"console", "log", "step", "plan"})
 
 @dataclass
 class _Slot:
-    request: Entry | None = None      # call / timer / wait
-    completion: Entry | None = None   # result / fired / event / now / random
-    interrupt: Entry | None = None    # the latest interrupt while open
+    request: Entry | None = None  # call / timer / wait
+    completion: Entry | None = None  # result / fired / event / now / random
+    interrupt: Entry | None = None  # the latest interrupt while open
 
 
 class Journal:
@@ -90,8 +91,8 @@ class Journal:
         return state.interrupt if state else None
 
     def pending_interrupts(self) -> list[Entry]:
-        open_ = [s.interrupt for s in self.slots.values() if s.interrupt is not None and s.completion is None]
-        return sorted(open_, key=lambda e: e.slot)
+        open_ = {n: s.interrupt for n, s in self.slots.items() if s.interrupt is not None and s.completion is None}
+        return [open_[n] for n in sorted(open_)]  # (an entry is filed under its own slot)
 
     def effect_slots(self) -> set[int]:
         """The slots that hold a recorded effect: its request, its completion, or both."""
@@ -130,7 +131,7 @@ class Journal:
         """
         if not self.slots:
             return []
-        order = {}
+        order: dict[int, int] = {}
         for entry in self.entries:
             if entry.kind in COMPLETION_KINDS and entry.slot is not None:
                 order[entry.slot] = len(order)
@@ -163,8 +164,9 @@ def delivered(entry: Entry) -> tuple[bool, Any]:
 def settlement(entry: Entry) -> str:
     """The JSON the live path settles a completion with: ``delivered`` as the prelude reads it."""
     ok, value = delivered(entry)
-    return json.dumps({"ok": True, "value": value} if ok else {"ok": False, "error": value}, allow_nan=False,
-                      ensure_ascii=False)
+    return json.dumps(
+        {"ok": True, "value": value} if ok else {"ok": False, "error": value}, allow_nan=False, ensure_ascii=False
+    )
 
 
 def _call_log_entry(state: _Slot, order: int | None) -> dict[str, Any]:
@@ -182,8 +184,12 @@ def _call_log_entry(state: _Slot, order: int | None) -> dict[str, Any]:
             out = {"type": "event", "input": detach(req.get("match")), "response": detach(done.body.get("event"))}
         else:
             op = req.get("op", "call")
-            out = {"type": "action" if op == "call" else op, "name": req.get("name"),
-                   "input": detach(req.get("input")), "response": detach(done.body.get("value"))}
+            out = {
+                "type": "action" if op == "call" else op,
+                "name": req.get("name"),
+                "input": detach(req.get("input")),
+                "response": detach(done.body.get("value")),
+            }
             if not done.body.get("ok", True):
                 out["error"] = detach(done.body.get("error"))
     if order is not None:
@@ -191,14 +197,14 @@ def _call_log_entry(state: _Slot, order: int | None) -> dict[str, Any]:
     return out
 
 
-class CallLog(list):
+class CallLog(list[dict[str, Any] | None]):
     """A call log (a plain list) that remembers which run it came from.
 
     Passed back to ``Sandbox.eval`` it resumes that run from its full journal;
     turned into plain JSON and back it still resumes, from the call log alone.
     """
 
-    def __init__(self, entries: list[dict[str, Any] | None] = (), run_id: str | None = None):
+    def __init__(self, entries: Iterable[dict[str, Any] | None] = (), run_id: str | None = None):
         super().__init__(entries)
         self.run_id = run_id
 
@@ -223,8 +229,9 @@ def plan_from_call_log(call_log: Any) -> dict[str, Any]:
         kind = entry.get("type")
         if not isinstance(kind, str) or kind not in _SEED_TYPES:
             shown = repr(kind) if isinstance(kind, str) else f"a {type(kind).__name__}"
-            raise InvalidCallLog(f"call_log[{i}] has type {shown[:60]}; expected one of {sorted(_SEED_TYPES)}",
-                                 position=i)
+            raise InvalidCallLog(
+                f"call_log[{i}] has type {shown[:60]}; expected one of {sorted(_SEED_TYPES)}", position=i
+            )
         if "response" not in entry:
             raise InvalidCallLog(f"call_log[{i}] ({kind}) has no 'response'", position=i)
         order = entry.get("order", i)
@@ -238,8 +245,9 @@ def plan_from_call_log(call_log: Any) -> dict[str, Any]:
         if kind in SYNC_KINDS:
             value = entry["response"]
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-                raise InvalidCallLog(f"call_log[{i}] ({kind}) must have a numeric response, got a "
-                                     f"{type(value).__name__}", position=i)
+                raise InvalidCallLog(
+                    f"call_log[{i}] ({kind}) must have a numeric response, got a {type(value).__name__}", position=i
+                )
             recs.append((order, {"s": i, "k": kind, "v": value, "sync": 1, "imp": 1}))
             continue
         rec: dict[str, Any] = {"s": i, "imp": 1}  # journaled as it is served (requests.Requests._imported)
@@ -278,16 +286,27 @@ class JournalWriter:
 
     def append(self, kind: str, slot: int | None = None, **body: Any) -> Entry:
         if slot is not None and slot > MAX_SLOT:  # a row the store would refuse to read back is never written
-            raise LimitExceeded("journal-cap", f"the run reached {MAX_SLOT + 1} effects; use "
-                                "ctx.continueAsNew(state) to carry on in a fresh run", value=MAX_SLOT + 1)
+            raise LimitExceeded(
+                "journal-cap",
+                f"the run reached {MAX_SLOT + 1} effects; use ctx.continueAsNew(state) to carry on in a fresh run",
+                value=MAX_SLOT + 1,
+            )
         entry = Entry(kind, self.attempt, time.time(), slot, body, len(self.journal.entries))
         blob = encode(entry)
         if len(self.journal.entries) + 1 > self.max_entries:
-            raise LimitExceeded("journal-cap", f"the journal reached {self.max_entries} entries; "
-                                "use ctx.continueAsNew(state) to carry on in a fresh run", value=self.max_entries)
+            raise LimitExceeded(
+                "journal-cap",
+                f"the journal reached {self.max_entries} entries; "
+                "use ctx.continueAsNew(state) to carry on in a fresh run",
+                value=self.max_entries,
+            )
         if self.size + len(blob) > self.max_bytes:
-            raise LimitExceeded("journal-cap", f"the journal reached {self.max_bytes // 2**20} MiB; "
-                                "use ctx.continueAsNew(state) to carry on in a fresh run", value=self.max_bytes)
+            raise LimitExceeded(
+                "journal-cap",
+                f"the journal reached {self.max_bytes // 2**20} MiB; "
+                "use ctx.continueAsNew(state) to carry on in a fresh run",
+                value=self.max_bytes,
+            )
         self.size += len(blob)
         self.journal.add(entry)
         self.pending.append((entry, blob))

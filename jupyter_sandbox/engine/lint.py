@@ -53,8 +53,23 @@ _NAMES = re.compile(r"(?:%s)(?![\w$])" % "|".join(HINTS))
 _IDENTIFIER_CHAR = re.compile(r"[\w$#]")
 
 # After these keywords a "/" starts a regular expression, not a division.
-_BEFORE_EXPRESSION = {"return", "typeof", "instanceof", "in", "of", "new", "delete", "void",
-                      "throw", "case", "do", "else", "yield", "await", "extends"}
+_BEFORE_EXPRESSION = {
+    "return",
+    "typeof",
+    "instanceof",
+    "in",
+    "of",
+    "new",
+    "delete",
+    "void",
+    "throw",
+    "case",
+    "do",
+    "else",
+    "yield",
+    "await",
+    "extends",
+}
 # Pass 1: the next piece of source. Code runs up to the next character that
 # may open something; inside a template's `${ ... }` braces are pieces too, to
 # find the "}" that closes it. A "/" right after a value (`a/b`, `f(x) / 2`,
@@ -98,6 +113,14 @@ _PARENS = re.compile(r"[()]")
 _LINE_BREAK = re.compile(r"\r\n?|[\n\u2028\u2029]")
 
 
+def _always(pattern: re.Pattern[str], text: str, pos: int) -> re.Match[str]:
+    """`pattern.match` for a pattern that matches at every position (maybe empty): a miss is a bug in it."""
+    match = pattern.match(text, pos)
+    if match is None:
+        raise AssertionError(f"lint pattern {pattern.pattern!r} matched nothing at {pos}")
+    return match
+
+
 def lint(source: str) -> None:
     """Raise `LintError` listing every use of a name the sandbox does not provide.
 
@@ -134,7 +157,8 @@ def _problems(source: str, meter: _Meter) -> list[tuple[int, int, str, str]]:
     parens = _Parens(code, meter)
     meter.steps += 3 * len(code)  # the join, the reversal, the search for names
     uses = [
-        match for match in _NAMES.finditer(code)
+        match
+        for match in _NAMES.finditer(code)
         if not (match.start() and _IDENTIFIER_CHAR.match(code, match.start() - 1))
         and not _is_property_name(code, reverse, match.start(), match.end(), parens, meter)
     ]
@@ -162,7 +186,7 @@ def _code_only(source: str, meter: _Meter) -> str:
     # expression starts. Judged only when a "/" comes, which is rare.
     before = "("
     while pos < end:
-        piece = (_PIECE_IN_TEMPLATE if templates else _PIECE).match(source, pos)
+        piece = _always(_PIECE_IN_TEMPLATE if templates else _PIECE, source, pos)
         kind, text = piece.lastgroup, piece.group()
         pos = piece.end()
         meter.steps += len(text) + 1
@@ -188,7 +212,7 @@ def _code_only(source: str, meter: _Meter) -> str:
             if kind == "brace":
                 templates.pop()
             out.append(text)
-            text = _TEMPLATE_TEXT.match(source, pos).group()
+            text = _always(_TEMPLATE_TEXT, source, pos).group()
             meter.steps += len(text) + 1
             out.append(_blank(text))
             pos += len(text)
@@ -236,7 +260,7 @@ class _RegexLiterals:
         at, inside = start + 1, 0
         path = []  # (state, first, last + 1) of the places read, each a step boundary
         while not (failed and failed[inside][at]):
-            stop = (_CLASS_RUN if inside else _BODY_RUN).match(source, at).end()
+            stop = _always(_CLASS_RUN if inside else _BODY_RUN, source, at).end()
             self.meter.steps += stop - at + 1
             path.append((inside, at, stop + 1))
             char = source[stop : stop + 1]
@@ -247,7 +271,7 @@ class _RegexLiterals:
             elif char == "/":  # (only outside a class: a class run reads past "/")
                 if stop == start + 1:
                     return 0  # `//` is a comment; never reached, but an empty body is no literal
-                flags = _FLAGS.match(source, stop + 1).end()
+                flags = _always(_FLAGS, source, stop + 1).end()
                 self.meter.steps += flags - stop
                 return flags
             elif char in ("[", "]"):  # (a run stops at "[" only outside a class, at "]" only inside)
@@ -291,11 +315,11 @@ class _Parens:
 def _is_property_name(code: str, reverse: str, start: int, end: int, parens: _Parens, meter: _Meter) -> bool:
     """Whether the name at code[start:end] names a property rather than a variable."""
     before_at = len(code) - start
-    space = _SPACE.match(reverse, before_at).end()
+    space = _always(_SPACE, reverse, before_at).end()
     meter.steps += space - before_at + 4
     before_at = space
     before = reverse[before_at : before_at + 3]  # the three characters before it, nearest first
-    after_at = _SPACE.match(code, end).end()
+    after_at = _always(_SPACE, code, end).end()
     meter.steps += after_at - end + 1
     after = code[after_at : after_at + 1]
     if before[:1] == ".":
@@ -316,6 +340,6 @@ def _body_follows(code: str, open_paren: int, parens: _Parens, meter: _Meter) ->
     close = parens.close(open_paren)
     if close is None:
         return False
-    following = _SPACE.match(code, close + 1).end()
+    following = _always(_SPACE, code, close + 1).end()
     meter.steps += following - close
     return code[following : following + 1] == "{"

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from typing import Any, Coroutine, TypeVar
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 __all__ = ["EngineLoop", "engine_loop"]
 
@@ -26,8 +27,7 @@ class EngineLoop:
         previous = threading.stack_size()
         threading.stack_size(_STACK_BYTES)
         try:
-            self.thread = threading.Thread(target=self._main, args=(ready,), name="jupyter-sandbox-engine",
-                                           daemon=True)
+            self.thread = threading.Thread(target=self._main, args=(ready,), name="jupyter-sandbox-engine", daemon=True)
             self.thread.start()
         finally:
             threading.stack_size(previous)
@@ -45,8 +45,10 @@ class EngineLoop:
         """Run ``work`` on the engine thread and wait for it; Ctrl-C cancels it and re-raises."""
         if threading.current_thread() is self.thread:
             work.close()
-            raise RuntimeError("a Sandbox method was called from inside an async action; "
-                               "await the sandbox's async method (e.g. `await sb.aeval(...)`) instead")
+            raise RuntimeError(
+                "a Sandbox method was called from inside an async action; "
+                "await the sandbox's async method (e.g. `await sb.aeval(...)`) instead"
+            )
         finished = threading.Event()
 
         async def tracked() -> T:

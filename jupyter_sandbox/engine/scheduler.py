@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .runs import Engine
     from .loop import EngineLoop
+    from .runs import Engine
 
 __all__ = ["Scheduler"]
 
@@ -24,8 +25,9 @@ log = logging.getLogger("jupyter_sandbox")
 
 
 class Scheduler:
-    def __init__(self, engine: Engine, loop: EngineLoop, interval: float,
-                 on_result: Callable[[str, Any], None] | None = None):
+    def __init__(
+        self, engine: Engine, loop: EngineLoop, interval: float, on_result: Callable[[str, Any], None] | None = None
+    ):
         self.engine, self.loop, self.interval, self.on_result = engine, loop, interval, on_result
         self._future: Any = None
         self._changes: Any = None  # the store's listener, when it has one

@@ -44,16 +44,19 @@ class EventWait:
 
 @dataclass
 class Waits:
-    timers: dict[int, float] = field(default_factory=dict)             # slot -> due
-    events: dict[int, EventWait] = field(default_factory=dict)          # slot -> the wait
-    children: dict[int, float | None] = field(default_factory=dict)     # slot -> the parked child's due
+    timers: dict[int, float] = field(default_factory=dict)  # slot -> due
+    events: dict[int, EventWait] = field(default_factory=dict)  # slot -> the wait
+    children: dict[int, float | None] = field(default_factory=dict)  # slot -> the parked child's due
 
     def __bool__(self) -> bool:
         return bool(self.timers or self.events or self.children)
 
     def next_due(self) -> float | None:
-        dues = [*self.timers.values(), *(w.due for w in self.events.values() if w.due is not None),
-                *(d for d in self.children.values() if d is not None)]
+        dues = [
+            *self.timers.values(),
+            *(w.due for w in self.events.values() if w.due is not None),
+            *(d for d in self.children.values() if d is not None),
+        ]
         return min(dues) if dues else None
 
     def take_due(self, now: float) -> list[tuple[int, str]]:
@@ -67,8 +70,9 @@ class Waits:
 
     def describe(self) -> list[dict[str, Any]]:
         """What a parked run waits on, for ``RunParked.waiting``."""
-        out: list[dict[str, Any]] = [{"slot": s, "key": f"sleep until {d:.0f}", "due": d}
-                                     for s, d in self.timers.items()]
+        out: list[dict[str, Any]] = [
+            {"slot": s, "key": f"sleep until {d:.0f}", "due": d} for s, d in self.timers.items()
+        ]
         out += [{"slot": s, "key": w.key, "match": w.match, "due": w.due} for s, w in self.events.items()]
         out += [{"slot": s, "key": "child run", "due": d} for s, d in self.children.items()]
         return out

@@ -51,7 +51,7 @@ def _json(value: Any) -> str:
 def preview(value: Any, limit: int = PREVIEW) -> str:
     """``value`` as JSON, cut to ``limit`` characters (``…`` marks the cut)."""
     text = _json(value)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _cut(value: Any) -> dict[str, Any] | None:
@@ -62,8 +62,11 @@ def _cut(value: Any) -> dict[str, Any] | None:
     if len(text) <= PREVIEW:
         return {"p": text}
     pretty = json.dumps(value, indent=2, ensure_ascii=False, default=str) if len(text) <= DETAIL else text
-    return {"p": text[:PREVIEW - 1] + "…", "d": pretty[:DETAIL] + ("…" if len(pretty) > DETAIL else ""),
-            "n": len(text)}
+    return {
+        "p": text[: PREVIEW - 1] + "…",
+        "d": pretty[:DETAIL] + ("…" if len(pretty) > DETAIL else ""),
+        "n": len(text),
+    }
 
 
 def _error(err: Any) -> dict[str, Any] | None:
@@ -77,8 +80,11 @@ def _error(err: Any) -> dict[str, Any] | None:
         out["message"] = out["message"][:DETAIL]
     for side in ("recorded", "attempted"):  # a mismatch: what the journal has and what the script did
         if isinstance(err.get(side), dict):
-            out[side] = {k: (preview(v, 400) if k == "input" else v) for k, v in err[side].items()
-                         if k in ("type", "name", "input")}
+            out[side] = {
+                k: (preview(v, 400) if k == "input" else v)
+                for k, v in err[side].items()
+                if k in ("type", "name", "input")
+            }
     return out
 
 
@@ -90,8 +96,16 @@ def _rows(doc: dict[str, Any], group: bool) -> list[dict[str, Any]]:
     for e in doc.get("entries") or []:
         kind, n = e.get("kind"), e.get("attempt", 1)
         if kind == "call":
-            row = {"k": "call", "seq": e["seq"], "a": n, "name": e.get("description") or e.get("name"),
-                   "op": e.get("op"), "line": e.get("line"), "in": _cut(e.get("input")), "at": e.get("at")}
+            row = {
+                "k": "call",
+                "seq": e["seq"],
+                "a": n,
+                "name": e.get("description") or e.get("name"),
+                "op": e.get("op"),
+                "line": e.get("line"),
+                "in": _cut(e.get("input")),
+                "at": e.get("at"),
+            }
             calls[e.get("slot")] = row
             rows.append(row)
         elif kind in ("result", "interrupt", "answer") and e.get("slot") in calls:
@@ -111,18 +125,40 @@ def _rows(doc: dict[str, Any], group: bool) -> list[dict[str, Any]]:
                     row["took"] = round(max(at - call_at, 0.0), 6)
                 row["a"] = n  # shown in the attempt that finished it
         elif kind == "console":
-            rows.append({"k": "console", "seq": e["seq"], "a": n, "level": e.get("level", "log"),
-                         "msg": str(e.get("message", ""))[:DETAIL]})
+            rows.append(
+                {
+                    "k": "console",
+                    "seq": e["seq"],
+                    "a": n,
+                    "level": e.get("level", "log"),
+                    "msg": str(e.get("message", ""))[:DETAIL],
+                }
+            )
         elif kind == "attempt":
             continue  # the attempts summary says it
         elif kind == "step":
-            rows.append({"k": "step", "seq": e["seq"], "a": n, "phase": e.get("phase"), "name": e.get("label"),
-                         "outcome": e.get("outcome"), "err": _error(e.get("error"))})
+            rows.append(
+                {
+                    "k": "step",
+                    "seq": e["seq"],
+                    "a": n,
+                    "phase": e.get("phase"),
+                    "name": e.get("label"),
+                    "outcome": e.get("outcome"),
+                    "err": _error(e.get("error")),
+                }
+            )
         elif kind in ("error", "mismatch"):
             rows.append({"k": kind, "seq": e["seq"], "a": n, "err": _error(e.get("error") or e)})
         else:
-            rows.append({"k": kind, "seq": e["seq"], "a": n, "in": _cut({k: v for k, v in e.items() if k not in (
-                "seq", "kind", "attempt", "at", "key")})})
+            rows.append(
+                {
+                    "k": kind,
+                    "seq": e["seq"],
+                    "a": n,
+                    "in": _cut({k: v for k, v in e.items() if k not in ("seq", "kind", "attempt", "at", "key")}),
+                }
+            )
     for row in rows:
         row.pop("at", None)
     return _grouped(rows) if group else rows
@@ -139,10 +175,22 @@ def _grouped(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         took = [r["took"] for r in run if isinstance(r.get("took"), (int, float))]
         failed = sum(1 for r in run if r.get("ok") is False)
-        out.append({"k": "group", "seq": first["seq"], "last": run[-1].get("last", run[-1]["seq"]), "a": first["a"],
-                    "name": first["name"], "count": len(run), "failed": failed,
-                    "open": sum(1 for r in run if "ok" not in r), "each": statistics.median(took) if took else None,
-                    "took": sum(took) if took else None, "in": first.get("in"), "out": run[-1].get("out")})
+        out.append(
+            {
+                "k": "group",
+                "seq": first["seq"],
+                "last": run[-1].get("last", run[-1]["seq"]),
+                "a": first["a"],
+                "name": first["name"],
+                "count": len(run),
+                "failed": failed,
+                "open": sum(1 for r in run if "ok" not in r),
+                "each": statistics.median(took) if took else None,
+                "took": sum(took) if took else None,
+                "in": first.get("in"),
+                "out": run[-1].get("out"),
+            }
+        )
     return out
 
 
@@ -167,9 +215,16 @@ def _pending(doc: dict[str, Any]) -> list[dict[str, Any]]:
             data = item.get("data")
             approval = bool(item.get("approval", p.get("approval")))
             editable = data.get("input") if approval and isinstance(data, dict) else data
-            found.append({"id": item["id"], "name": item.get("name") or "?", "approval": approval,
-                          "data": _cut(data), "html": data.get("html") if isinstance(data, dict) else None,
-                          "edit": json.dumps(editable, indent=2, ensure_ascii=False, default=str)[:20_000]})
+            found.append(
+                {
+                    "id": item["id"],
+                    "name": item.get("name") or "?",
+                    "approval": approval,
+                    "data": _cut(data),
+                    "html": data.get("html") if isinstance(data, dict) else None,
+                    "edit": json.dumps(editable, indent=2, ensure_ascii=False, default=str)[:20_000],
+                }
+            )
     return found
 
 
@@ -181,49 +236,88 @@ def _answered(doc: dict[str, Any]) -> list[dict[str, Any]]:
             value = e.get("value")
             approved = e.get("approved", value is True or (isinstance(value, dict) and value.get("approved") is True))
             reason = value.get("reason") if isinstance(value, dict) else None
-            out.append({"id": e["id"], "name": asked[e["id"]].get("name"), "approved": bool(approved),
-                        "reason": reason, "value": _cut(value), "attempt": e.get("attempt"),
-                        "input": _cut(asked[e["id"]].get("input"))})  # which call it was: three sends look alike
+            out.append(
+                {
+                    "id": e["id"],
+                    "name": asked[e["id"]].get("name"),
+                    "approved": bool(approved),
+                    "reason": reason,
+                    "value": _cut(value),
+                    "attempt": e.get("attempt"),
+                    "input": _cut(asked[e["id"]].get("input")),
+                }
+            )  # which call it was: three sends look alike
     return out
 
 
-def card_document(sb: Any, run_id: str, *, title: str | None = None, out_var: str | None = None,
-                  error_in_cell: int | None = None) -> dict[str, Any]:
+def card_document(
+    sb: Any, run_id: str, *, title: str | None = None, out_var: str | None = None, error_in_cell: int | None = None
+) -> dict[str, Any]:
     """The card of ``run_id`` as the store has it now (a JSON document, see the module doc)."""
     try:
         chain = _chain(sb, run_id)
     except RunNotFound:
-        return {"version": next_version(), "run_id": run_id, "store": str(getattr(sb.store, "path", "")),
-                "status": "missing", "title": title, "rows": [], "pending": [], "answered": [], "attempts": []}
+        return {
+            "version": next_version(),
+            "run_id": run_id,
+            "store": str(getattr(sb.store, "path", "")),
+            "status": "missing",
+            "title": title,
+            "rows": [],
+            "pending": [],
+            "answered": [],
+            "attempts": [],
+        }
     docs = [sb.timeline(rid) for rid in chain]
     last = docs[-1]
     run = last["run"]
     rows: list[dict[str, Any]] = []
     for i, d in enumerate(docs):
         if len(docs) > 1:
-            rows.append({"k": "chain", "seq": (d.get("entries") or [{"seq": 0}])[0].get("seq", 0), "a": 0,
-                         "name": d["run"]["id"], "i": i})
+            rows.append(
+                {
+                    "k": "chain",
+                    "seq": (d.get("entries") or [{"seq": 0}])[0].get("seq", 0),
+                    "a": 0,
+                    "name": d["run"]["id"],
+                    "i": i,
+                }
+            )
         rows.extend(_rows(d, group=True))
     omitted = max(len(rows) - MAX_ROWS, 0)
     if omitted:
         gap = {"k": "omitted", "count": omitted, "a": 0, "seq": -1}
-        rows = [*rows[:HEAD_ROWS], gap, *rows[-(MAX_ROWS - HEAD_ROWS):]]
+        rows = [*rows[:HEAD_ROWS], gap, *rows[-(MAX_ROWS - HEAD_ROWS) :]]
     console = [e for d in docs for e in d.get("entries") or [] if e.get("kind") == "console"]
-    attempts = [{k: a.get(k) for k in ("n", "outcome", "started", "ended", "source_hash", "replayed")}
-                for a in last.get("attempts") or []]
+    attempts = [
+        {k: a.get(k) for k in ("n", "outcome", "started", "ended", "source_hash", "replayed")}
+        for a in last.get("attempts") or []
+    ]
     return {
         "version": next_version(),
-        "run_id": run_id, "chain": chain, "store": str(getattr(sb.store, "path", "")),
-        "title": title, "name": run.get("name"), "kind": run.get("kind"), "status": run.get("status"),
-        "created": docs[0]["run"].get("created"), "updated": run.get("updated"), "wake_at": run.get("wake_at"),
+        "run_id": run_id,
+        "chain": chain,
+        "store": str(getattr(sb.store, "path", "")),
+        "title": title,
+        "name": run.get("name"),
+        "kind": run.get("kind"),
+        "status": run.get("status"),
+        "created": docs[0]["run"].get("created"),
+        "updated": run.get("updated"),
+        "wake_at": run.get("wake_at"),
         "output": _cut(run.get("output")) if run.get("status") == "completed" else None,
         "error": _error(run.get("error")) if run.get("status") in ("failed", "cancelled") else None,
         "error_in_cell": error_in_cell,  # the attempt whose error the cell's own traceback shows (shown once)
         "source": (last.get("source") or "")[:50_000],
-        "attempts": attempts, "pending": _pending(last), "answered": _answered(last),
-        "console": [{"level": c.get("level", "log"), "msg": str(c.get("message", ""))[:500]}
-                    for c in console[-CONSOLE_TAIL:]],
+        "attempts": attempts,
+        "pending": _pending(last),
+        "answered": _answered(last),
+        "console": [
+            {"level": c.get("level", "log"), "msg": str(c.get("message", ""))[:500]} for c in console[-CONSOLE_TAIL:]
+        ],
         "console_total": len(console),
-        "rows": rows, "omitted": omitted, "entries": sum(len(d.get("entries") or []) for d in docs),
+        "rows": rows,
+        "omitted": omitted,
+        "entries": sum(len(d.get("entries") or []) for d in docs),
         "out_var": out_var,
     }

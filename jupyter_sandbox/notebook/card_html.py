@@ -40,11 +40,14 @@ def _render() -> Any:
         ctx = quickjs.Context()
         ctx.set_memory_limit(256 * 1024 * 1024)
         code = "".join(_module(name, (_STATIC / name).read_text()) for name in ("timeline.js", "card.js"))
-        ctx.eval("globalThis.__modules = {};\n" + code
-                 # JSON.stringify: a flat string (QuickJS's rope strings do not cross into Python)
-                 + "globalThis.__card = (s) => JSON.stringify(__modules['./card.js'].cardHtml(JSON.parse(s)));"
-                 + "globalThis.__mismatch = (s, src) => JSON.stringify(__modules['./timeline.js'].mismatchHtml("
-                 + "JSON.parse(s), src));")
+        ctx.eval(
+            "globalThis.__modules = {};\n"
+            + code
+            # JSON.stringify: a flat string (QuickJS's rope strings do not cross into Python)
+            + "globalThis.__card = (s) => JSON.stringify(__modules['./card.js'].cardHtml(JSON.parse(s)));"
+            + "globalThis.__mismatch = (s, src) => JSON.stringify(__modules['./timeline.js'].mismatchHtml("
+            + "JSON.parse(s), src));"
+        )
         _context = ctx
     return _context
 

@@ -83,9 +83,15 @@ def mask(store: str) -> str:
 class RunCard:
     """The card of one run. ``show()`` displays it; ``refresh()`` re-reads the store and redraws it everywhere."""
 
-    def __init__(self, sb: Any, run_id: str | None = None, title: str | None = None,
-                 store_output: Callable[[Any], None] | None = None, out_name: str | None = None,
-                 timeline: bool = True):
+    def __init__(
+        self,
+        sb: Any,
+        run_id: str | None = None,
+        title: str | None = None,
+        store_output: Callable[[Any], None] | None = None,
+        out_name: str | None = None,
+        timeline: bool = True,
+    ):
         self.sb, self.run_id, self.title = sb, run_id, title
         self.timeline = timeline  # SandboxMagics.show_timeline: False leaves the rows out
         self.store_output, self.out_name = store_output, out_name
@@ -106,10 +112,20 @@ class RunCard:
 
     def document(self) -> dict[str, Any]:
         if self.run_id is None:
-            return {"version": 0, "run_id": None, "status": "starting", "title": self.title, "rows": [],
-                    "pending": [], "answered": [], "attempts": [], "store": mask(str(self.sb.store.path))}
-        doc = card_document(self.sb, self.run_id, title=self.title, out_var=self.out_name,
-                            error_in_cell=self.error_in_cell)
+            return {
+                "version": 0,
+                "run_id": None,
+                "status": "starting",
+                "title": self.title,
+                "rows": [],
+                "pending": [],
+                "answered": [],
+                "attempts": [],
+                "store": mask(str(self.sb.store.path)),
+            }
+        doc = card_document(
+            self.sb, self.run_id, title=self.title, out_var=self.out_name, error_in_cell=self.error_in_cell
+        )
         doc["store"] = mask(doc.get("store") or "")
         self.chain = doc.get("chain") or [self.run_id]
         if not self.timeline:
@@ -251,8 +267,9 @@ def answer_run(sb: Any, run_id: str, interrupt_id: str | None, choice: str, valu
     live = [c for c in cards(run_id)]
     observer = _Fanout(live)
     try:
-        outcome: Any = sb.resume(doc["chain"][-1], answers={target["id"]: answer_for(target, choice, value)},
-                                 observer=observer)
+        outcome: Any = sb.resume(
+            doc["chain"][-1], answers={target["id"]: answer_for(target, choice, value)}, observer=observer
+        )
     except (SandboxError, TypeError, ValueError) as exc:  # a pause is an outcome too
         outcome = exc
     publish(run_id)

@@ -21,13 +21,22 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from ..sandbox import Sandbox
 
-__all__ = ["DEFAULT_STORE", "action", "agent", "configured_store", "default_sandbox", "from_namespace",
-           "sandbox_for", "set_default_store"]
+__all__ = [
+    "DEFAULT_STORE",
+    "action",
+    "agent",
+    "configured_store",
+    "default_sandbox",
+    "from_namespace",
+    "sandbox_for",
+    "set_default_store",
+]
 
 DEFAULT_STORE = ".sandbox/runs.sqlite"
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")  # a database URL: not a path under the notebook's folder
@@ -97,8 +106,15 @@ def _register(kind: str, fn: Callable[..., Any], options: dict[str, Any]) -> Cal
     return fn
 
 
-def action(fn: Callable[..., Any] | None = None, *, name: str | None = None, approval: bool = False,
-           timeout: float | None = None, input_schema: Any = None, output_schema: Any = None) -> Any:
+def action(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    approval: bool = False,
+    timeout: float | None = None,
+    input_schema: Any = None,
+    output_schema: Any = None,
+) -> Any:
     """Register an action on the notebook's sandboxes (a decorator, bare or with options).
 
     ``approval=True`` pauses every call for an Approve / Reject panel;

@@ -32,22 +32,30 @@ _MIB = 1024 * 1024
 class SandboxMagics(Magics, Configurable):
     """The ``%%sandbox`` cell magic and the ``%sandbox`` line magic."""
 
-    store = Unicode(help="The store file for runs, relative to the kernel's working directory "
-                    "(the notebook's folder); ':memory:' keeps runs in memory only; a postgresql:// URL "
-                    "shares one database. Default: $JUPYTER_SANDBOX_STORE, else .sandbox/runs.sqlite."
-                    ).tag(config=True)
-    strict = Bool(False, help="Run cells in strict mode by default: Math.random and Date throw "
-                  "(use ctx.now() and input instead).").tag(config=True)
-    fuel_seconds = Float(2.0, help="CPU seconds a script may run between two awaits before it fails "
-                         "fuel-exhausted.").tag(config=True)
+    store = Unicode(
+        help="The store file for runs, relative to the kernel's working directory "
+        "(the notebook's folder); ':memory:' keeps runs in memory only; a postgresql:// URL "
+        "shares one database. Default: $JUPYTER_SANDBOX_STORE, else .sandbox/runs.sqlite."
+    ).tag(config=True)
+    strict = Bool(
+        False, help="Run cells in strict mode by default: Math.random and Date throw (use ctx.now() and input instead)."
+    ).tag(config=True)
+    fuel_seconds = Float(
+        2.0, help="CPU seconds a script may run between two awaits before it fails fuel-exhausted."
+    ).tag(config=True)
     memory_mb = Int(64, help="Memory limit of a run's QuickJS realm, in MiB.").tag(config=True)
-    journal_entries = Int(5000, help="Journal entries a run may write before it fails journal-cap "
-                          "(ctx.continueAsNew is the way on).").tag(config=True)
-    action_timeout = Float(None, allow_none=True, help="Seconds an action may take before it fails with a "
-                           "Timeout ActionError; None waits for ever.").tag(config=True)
+    journal_entries = Int(
+        5000, help="Journal entries a run may write before it fails journal-cap (ctx.continueAsNew is the way on)."
+    ).tag(config=True)
+    action_timeout = Float(
+        None,
+        allow_none=True,
+        help="Seconds an action may take before it fails with a Timeout ActionError; None waits for ever.",
+    ).tag(config=True)
     show_timeline = Bool(True, help="Show the timeline in the run card under a %%sandbox cell.").tag(config=True)
-    scheduler_interval = Float(1.0, help="How often (seconds) each store's scheduler wakes due parked runs; "
-                               "0 turns the scheduler off.").tag(config=True)
+    scheduler_interval = Float(
+        1.0, help="How often (seconds) each store's scheduler wakes due parked runs; 0 turns the scheduler off."
+    ).tag(config=True)
 
     @default("store")
     def _store_default(self) -> str:
@@ -73,15 +81,18 @@ class SandboxMagics(Magics, Configurable):
 
     def limits(self, sb: Sandbox, args: Any) -> Limits:
         """The sandbox's limits with the configured defaults and this cell's overrides."""
+
         def pick(value: Any, default: Any) -> Any:
             return default if value is None else value
 
         try:
             return dataclasses.replace(
-                sb.limits, fuel_seconds=pick(args.fuel, self.fuel_seconds),
+                sb.limits,
+                fuel_seconds=pick(args.fuel, self.fuel_seconds),
                 memory_bytes=int(pick(args.memory, self.memory_mb) * _MIB),
                 journal_entries=pick(args.journal_entries, self.journal_entries),
-                action_timeout=pick(args.timeout, self.action_timeout) or None)
+                action_timeout=pick(args.timeout, self.action_timeout) or None,
+            )
         except ValueError as exc:
             raise UsageError(str(exc)) from None
 
@@ -89,16 +100,25 @@ class SandboxMagics(Magics, Configurable):
     @cell_magic("sandbox")
     @magic_arguments(name="%sandbox")  # argparse shows it with one more %
     @argument("-i", "--input", metavar="VAR", help="a Python variable whose value (JSON) is the script's ctx.input")
-    @argument("-o", "--out", metavar="VAR", help="store the run's output in VAR when it finishes "
-              "(also when it finishes after an Approve click)")
+    @argument(
+        "-o",
+        "--out",
+        metavar="VAR",
+        help="store the run's output in VAR when it finishes (also when it finishes after an Approve click)",
+    )
     @argument("--name", help="a name for the run: %%sandbox resume/show/check accept it in place of the id")
     @argument("--strict", action="store_true", help="strict mode: Math.random and Date throw")
-    @argument("--actions", metavar="A,B", help="only these actions are visible to the script; plain functions "
-              "of the namespace named here are registered as actions")
+    @argument(
+        "--actions",
+        metavar="A,B",
+        help="only these actions are visible to the script; plain functions "
+        "of the namespace named here are registered as actions",
+    )
     @argument("--fuel", type=float, metavar="SECONDS", help="CPU seconds between awaits (default: fuel_seconds)")
     @argument("--memory", type=float, metavar="MB", help="the realm's memory limit (default: memory_mb)")
-    @argument("--journal-entries", type=int, metavar="N", help="journal entries before journal-cap "
-              "(default: journal_entries)")
+    @argument(
+        "--journal-entries", type=int, metavar="N", help="journal entries before journal-cap (default: journal_entries)"
+    )
     @argument("--timeout", type=float, metavar="SECONDS", help="seconds an action may take (default: action_timeout)")
     @argument("--store", metavar="PATH", help="the store file for this run (default: SandboxMagics.store)")
     def sandbox_cell(self, line: str, cell: str) -> None:
@@ -132,9 +152,15 @@ class SandboxMagics(Magics, Configurable):
         limits = self.limits(sb, args)
         strict = args.strict or self.strict
         script = "\n" + cell  # the %%sandbox line counts: line N of an error is line N of the cell's editor
-        commands.show_run(self, sb, args.name or "%%sandbox",
-                          lambda observer: sb.eval(script, value, strict=strict, name=args.name, actions=names,
-                                                   limits=limits, observer=observer), out=args.out)
+        commands.show_run(
+            self,
+            sb,
+            args.name or "%%sandbox",
+            lambda observer: sb.eval(
+                script, value, strict=strict, name=args.name, actions=names, limits=limits, observer=observer
+            ),
+            out=args.out,
+        )
 
     @no_var_expand
     @line_magic("sandbox")

@@ -15,8 +15,12 @@ from ..sandbox import Sandbox
 @magic_arguments(name="sandbox mcp")
 @argument("verb", choices=["add", "list"], help="add a server (its tools become actions NAME.TOOL), or list them")
 @argument("name", nargs="?", help="add: the server's name, an identifier")
-@argument("--approval", choices=["annotations", "all", "none"], default="annotations",
-          help="which tools need approval: by their annotations (default), all, or none")
+@argument(
+    "--approval",
+    choices=["annotations", "all", "none"],
+    default="annotations",
+    help="which tools need approval: by their annotations (default), all, or none",
+)
 @argument("--timeout", type=float, default=60.0, help="seconds a call may take before the server counts as hung")
 def mcp(magics: Any, sb: Sandbox, args: Any) -> None:
     """Start a stdio MCP server and register its tools as actions (``%sandbox mcp add files -- python
@@ -26,8 +30,9 @@ def mcp(magics: Any, sb: Sandbox, args: Any) -> None:
     if args.verb == "add":
         command = args.command
         if not args.name or not command:
-            raise UsageError("usage: %sandbox mcp add [--approval annotations|all|none] [--timeout S] NAME -- "
-                             "COMMAND ARGS...")
+            raise UsageError(
+                "usage: %sandbox mcp add [--approval annotations|all|none] [--timeout S] NAME -- COMMAND ARGS..."
+            )
         approval = {"annotations": None, "all": True, "none": False}[args.approval]
         names = sb.mcp(args.name, command, approval=approval, timeout=args.timeout)
         print(f"MCP server {args.name!r}: {len(names)} tools as actions: {', '.join(names)}")
@@ -46,10 +51,18 @@ def mcp(magics: Any, sb: Sandbox, args: Any) -> None:
                 rows.append((name, " ".join(server.command), action_name, "yes" if action.approval else "no", hints))
     text = "\n".join(f"{s}  {a}  approval: {p}  [{h}]" for s, _, a, p, h in rows)
     e = _html.escape
-    body = "".join(f"<tr><td>{e(s)}</td><td><code>{e(c)}</code></td><td><code>{e(a)}</code></td><td>{p}</td>"
-                   f"<td>{e(h)}</td></tr>" for s, c, a, p, h in rows)
-    display({"text/plain": text, "text/html": "<table><thead><tr><th>server</th><th>command</th><th>action</th>"
-             f"<th>approval</th><th>hints</th></tr></thead><tbody>{body}</tbody></table>"}, raw=True)
+    body = "".join(
+        f"<tr><td>{e(s)}</td><td><code>{e(c)}</code></td><td><code>{e(a)}</code></td><td>{p}</td><td>{e(h)}</td></tr>"
+        for s, c, a, p, h in rows
+    )
+    display(
+        {
+            "text/plain": text,
+            "text/html": "<table><thead><tr><th>server</th><th>command</th><th>action</th>"
+            f"<th>approval</th><th>hints</th></tr></thead><tbody>{body}</tbody></table>",
+        },
+        raw=True,
+    )
 
 
 _parse = mcp.parser.parse_args
@@ -61,7 +74,7 @@ def _parse_split(argv: Any = None, namespace: Any = None) -> Any:
     words = list(argv or [])
     cut = words.index("--") if "--" in words else len(words)
     args = _parse(words[:cut], namespace)
-    args.command = words[cut + 1:]
+    args.command = words[cut + 1 :]
     return args
 
 

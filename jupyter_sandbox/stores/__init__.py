@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, cast
 
 from ..errors import StoreError
 from .base import RunRow, Store
@@ -39,7 +39,7 @@ def open_store(spec: Any) -> Store:
     ':memory:'
     """
     if not isinstance(spec, (str, os.PathLike)):
-        return spec
+        return cast(Store, spec)
     text = os.fspath(spec)
     if isinstance(text, bytes):
         text = os.fsdecode(text)
@@ -51,12 +51,15 @@ def open_store(spec: Any) -> Store:
     scheme = match.group(1).lower()
     shown = _PASSWORD.sub(r"\1***@", text)
     if scheme == "sqlite":
-        return SQLiteStore(text[len(match.group(0)):] or ":memory:")
+        return SQLiteStore(text[len(match.group(0)) :] or ":memory:")
     if scheme in ("postgresql", "postgres"):
         try:
             from .postgres import PostgresStore  # psycopg is an optional extra: imported only when asked for
         except ImportError as exc:
             raise StoreError(f"cannot open the store {shown!r}: {exc}", path=shown) from exc
         return PostgresStore(text)
-    raise StoreError(f"cannot open the store {shown!r}: the scheme {scheme!r} is not served; "
-                     f"use a file path or one of: {', '.join(s + '://' for s in SCHEMES)}", path=shown)
+    raise StoreError(
+        f"cannot open the store {shown!r}: the scheme {scheme!r} is not served; "
+        f"use a file path or one of: {', '.join(s + '://' for s in SCHEMES)}",
+        path=shown,
+    )

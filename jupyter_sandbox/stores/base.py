@@ -12,8 +12,9 @@ import hashlib
 import os
 import socket
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from .rows import Entry
 
@@ -60,9 +61,26 @@ class RunRow:
     lease_until: float | None = None  # while running: when the owner's lease expires (the store's clock, s)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("id", "name", "kind", "status", "source_hash", "input", "output",
-                                              "error", "parent", "predecessor", "successor", "created", "updated",
-                                              "attempt", "wake_at")}
+        return {
+            k: getattr(self, k)
+            for k in (
+                "id",
+                "name",
+                "kind",
+                "status",
+                "source_hash",
+                "input",
+                "output",
+                "error",
+                "parent",
+                "predecessor",
+                "successor",
+                "created",
+                "updated",
+                "attempt",
+                "wake_at",
+            )
+        }
 
 
 class Store(Protocol):
@@ -126,8 +144,16 @@ class Store(Protocol):
     def release(self, run_id: str) -> None:
         """This process no longer runs the run (without writing anything): stop renewing its lease."""
 
-    def finish_attempt(self, run_id: str, attempt: int, status: str, entries: list[tuple[Entry, bytes]],
-                       *, replayed: int, **fields: Any) -> None:
+    def finish_attempt(
+        self,
+        run_id: str,
+        attempt: int,
+        status: str,
+        entries: list[tuple[Entry, bytes]],
+        *,
+        replayed: int,
+        **fields: Any,
+    ) -> None:
         """Append the attempt's last entries and set the run's status and fields, in one transaction.
 
         Fenced: refused (``RunBusyError``, nothing written) unless ``attempt`` still holds the run.
@@ -163,8 +189,9 @@ class Store(Protocol):
     def pending_signals(self, run_id: str) -> list[tuple[int, Any]]:
         """Undelivered signals, oldest first."""
 
-    def deliver_signal(self, run_id: str, accept: Callable[[Any], bool],
-                       write: Callable[[int, Any], list[tuple[Entry, bytes]]]) -> bool:
+    def deliver_signal(
+        self, run_id: str, accept: Callable[[Any], bool], write: Callable[[int, Any], list[tuple[Entry, bytes]]]
+    ) -> bool:
         """Deliver the oldest signal ``accept`` takes: mark it and append ``write``'s entries in one transaction.
 
         The append is fenced as in ``append``: a signal is never marked delivered to a lost attempt.

@@ -27,8 +27,27 @@ __all__ = ["ACTIVE", "BLOBS", "COLUMNS", "Heartbeat", "lease_held", "lease_lost"
 log = logging.getLogger("jupyter_sandbox.stores")
 
 BLOBS = ("input", "output", "error", "options")
-COLUMNS = ("id", "name", "kind", "status", "source", "source_hash", "input", "output", "error", "parent",
-           "predecessor", "successor", "created", "updated", "attempt", "owner", "wake_at", "options", "lease_until")
+COLUMNS = (
+    "id",
+    "name",
+    "kind",
+    "status",
+    "source",
+    "source_hash",
+    "input",
+    "output",
+    "error",
+    "parent",
+    "predecessor",
+    "successor",
+    "created",
+    "updated",
+    "attempt",
+    "owner",
+    "wake_at",
+    "options",
+    "lease_until",
+)
 
 ACTIVE: set[str] = set()  # runs this process is running right now (any store)
 
@@ -95,9 +114,13 @@ def lease_lost(run_id: str, epoch: int, current: tuple[Any, ...] | None) -> RunB
     else:
         status, attempt, owner = current
         now = f"it is {status} at attempt {attempt}" + (f", held by {owner}" if status == "running" else "")
-    return RunBusyError(f"run {run_id}: attempt {epoch} lost its lease ({now}): another process took the run over "
-                        "after this one stopped renewing it, so this write was refused and nothing of it was "
-                        "recorded", run_id=run_id, status=current[0] if current else None)
+    return RunBusyError(
+        f"run {run_id}: attempt {epoch} lost its lease ({now}): another process took the run over "
+        "after this one stopped renewing it, so this write was refused and nothing of it was "
+        "recorded",
+        run_id=run_id,
+        status=current[0] if current else None,
+    )
 
 
 class Heartbeat:

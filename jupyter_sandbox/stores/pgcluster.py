@@ -46,11 +46,14 @@ class PostgresCluster:
     """
 
     def __init__(self, bindir: Path | None = None, *, port: int | None = None, durable: bool = False):
-        self.bindir = bindir or find_bindir()
+        found = bindir or find_bindir()
         self.port, self.durable = port, durable
-        if self.bindir is None:
-            raise RuntimeError("PostgreSQL is not installed: no initdb/pg_ctl on PATH, from pg_config, or in "
-                               "/usr/lib/postgresql/*/bin (apt-get install postgresql)")
+        if found is None:
+            raise RuntimeError(
+                "PostgreSQL is not installed: no initdb/pg_ctl on PATH, from pg_config, or in "
+                "/usr/lib/postgresql/*/bin (apt-get install postgresql)"
+            )
+        self.bindir: Path = found
         self.root = Path(tempfile.mkdtemp(prefix="jsbx-pg-"))
         self.data = self.root / "data"
         self.log = self.root / "server.log"

@@ -66,8 +66,7 @@ class Changes:
         changed: set[str] = set()
         try:
             for first in (True, False):  # the first notification, then whatever else is already queued
-                for note in self._conn.notifies(timeout=timeout if first else 0.0, stop_after=None if not first
-                                                else 1):
+                for note in self._conn.notifies(timeout=timeout if first else 0.0, stop_after=None if not first else 1):
                     schema, _, run_id = note.payload.partition(" ")
                     if schema == self.schema:
                         changed.add(run_id)

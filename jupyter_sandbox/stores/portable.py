@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import cbor2
 
@@ -50,17 +50,23 @@ def import_run(store: Store, path: str | os.PathLike[str]) -> str:
     for item in runs:  # checked before anything is loaded: a damaged file loads nothing
         _check_dump(item, path)
     store.load_runs(runs)
-    return root
+    return cast(str, root)  # written by export_run as the root run's id
 
 
 def _check_dump(item: Any, path: str | os.PathLike[str]) -> None:
     """One run of an export, as ``dump_run`` writes it, every row read as the store would read it."""
-    shape = isinstance(item, dict) and isinstance(item.get("run"), dict) and all(
-        isinstance(item.get(key), list) and all(isinstance(row, list) and len(row) == width for row in item[key])
-        for key, width in (("journal", 3), ("attempts", 7), ("signals", 3)))
+    shape = (
+        isinstance(item, dict)
+        and isinstance(item.get("run"), dict)
+        and all(
+            isinstance(item.get(key), list) and all(isinstance(row, list) and len(row) == width for row in item[key])
+            for key, width in (("journal", 3), ("attempts", 7), ("signals", 3))
+        )
+    )
     if not shape:
-        raise StoreError(f"{path} is not a jupyter_sandbox run export: a run is not shaped as dump_run writes it",
-                         path=str(path))
+        raise StoreError(
+            f"{path} is not a jupyter_sandbox run export: a run is not shaped as dump_run writes it", path=str(path)
+        )
     try:
         run = decode_run(dict(item["run"]))
         decode_journal(run["id"], [(seq, body) for seq, _, body in item["journal"]])

@@ -24,8 +24,9 @@ try:
     import psycopg
     from psycopg_pool import ConnectionPool, PoolTimeout
 except ImportError as exc:  # an optional extra
-    raise ImportError("a postgresql:// store needs psycopg 3 and psycopg_pool: "
-                      "pip install 'jupyter_sandbox[postgres]'") from exc
+    raise ImportError(
+        "a postgresql:// store needs psycopg 3 and psycopg_pool: pip install 'jupyter_sandbox[postgres]'"
+    ) from exc
 
 from ..errors import RunBusyError, RunNotFound, RunStateError, StoreError
 from .base import OWNER, SCHEMA_VERSION, RunRow
@@ -38,8 +39,10 @@ __all__ = ["PostgresStore"]
 _NOW = "extract(epoch from clock_timestamp())::float8"
 # The fence (common.py): FOR SHARE waits for a concurrent claim and re-reads the row it committed, so an
 # append racing a takeover is refused, and the claim's first_seq counts every append that got in before it.
-_FENCE = ("(EXISTS (SELECT 1 FROM runs WHERE id = %(run)s AND attempt = %(epoch)s AND status = 'running' FOR SHARE) "
-          "OR NOT EXISTS (SELECT 1 FROM runs WHERE id = %(run)s))")
+_FENCE = (
+    "(EXISTS (SELECT 1 FROM runs WHERE id = %(run)s AND attempt = %(epoch)s AND status = 'running' FOR SHARE) "
+    "OR NOT EXISTS (SELECT 1 FROM runs WHERE id = %(run)s))"
+)
 _SELECT_RUN = f"SELECT {', '.join(COLUMNS)}, {_NOW} FROM runs"
 _PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
 
@@ -63,8 +66,15 @@ class PostgresStore:
                 self.schema = str(_scalar(conn, "SELECT current_schema()"))
         except psycopg.Error as exc:
             raise StoreError(f"{self.path} is not a usable run store: {reason(exc)}", path=self.path) from exc
-        self._pool = ConnectionPool(url, min_size=1, max_size=pool_size, kwargs={"autocommit": True},
-                                    open=False, name="jupyter-sandbox", timeout=timeout)
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True},
+            open=False,
+            name="jupyter-sandbox",
+            timeout=timeout,
+        )
         self._timeout = timeout
         try:
             self._pool.open(wait=True, timeout=15)
@@ -80,19 +90,25 @@ class PostgresStore:
             raise StoreError(f"{self.path} has a damaged schema version {row[0]!r}", path=self.path)
         version = int(row[0]) if row is not None else SCHEMA_VERSION
         if version > SCHEMA_VERSION:
-            raise StoreError(f"{self.path} was written by a newer jupyter_sandbox (schema {version}, "
-                             f"this version reads {SCHEMA_VERSION}); upgrade jupyter_sandbox", path=self.path)
+            raise StoreError(
+                f"{self.path} was written by a newer jupyter_sandbox (schema {version}, "
+                f"this version reads {SCHEMA_VERSION}); upgrade jupyter_sandbox",
+                path=self.path,
+            )
         for step in range(version, SCHEMA_VERSION):
             for statement in MIGRATIONS[step]:
                 conn.execute(statement)
         for statement in SCHEMA:
             conn.execute(statement)
-        if not _scalar(conn, "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'runs_notify' "
-                             "AND tgrelid = 'runs'::regclass)"):  # only once: a trigger change locks the table
+        if not _scalar(
+            conn, "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'runs_notify' AND tgrelid = 'runs'::regclass)"
+        ):  # only once: a trigger change locks the table
             for statement in NOTIFY:
                 conn.execute(statement)
-        conn.execute("INSERT INTO meta VALUES ('schema_version', %s) ON CONFLICT (key) DO UPDATE SET value = "
-                     "EXCLUDED.value", (str(SCHEMA_VERSION),))
+        conn.execute(
+            "INSERT INTO meta VALUES ('schema_version', %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            (str(SCHEMA_VERSION),),
+        )
 
     def close(self) -> None:
         self._heartbeat.stop()
@@ -111,8 +127,10 @@ class PostgresStore:
             try:
                 conn, pooled = psycopg.connect(self._url, autocommit=True, connect_timeout=10), False
             except psycopg.Error as exc:
-                raise StoreError(f"the run store {self.path} failed: no connection within {self._timeout} s "
-                                 f"({reason(exc)})", path=self.path) from exc
+                raise StoreError(
+                    f"the run store {self.path} failed: no connection within {self._timeout} s ({reason(exc)})",
+                    path=self.path,
+                ) from exc
         try:
             yield conn
         except psycopg.Error as exc:
@@ -149,8 +167,7 @@ class PostgresStore:
 
     def _insert_run(self, conn: psycopg.Connection[Any], values: dict[str, Any], *, encode: bool) -> None:
         cols = [c for c in COLUMNS if c in values]
-        args = [cbor2.dumps(values[c]) if encode and c in BLOBS and values[c] is not None else values[c]
-                for c in cols]
+        args = [cbor2.dumps(values[c]) if encode and c in BLOBS and values[c] is not None else values[c] for c in cols]
         try:
             conn.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join(['%s'] * len(cols))})", args)
         except psycopg.errors.UniqueViolation as exc:
@@ -178,13 +195,17 @@ class PostgresStore:
         ``FOR UPDATE SKIP LOCKED`` and the reservation (owner and lease on the row) let N workers
         share the due runs without a leader: each gets different ones (the claim still decides).
         """
-        due = ("parent IS NULL AND ((status = 'parked' AND wake_at IS NOT NULL AND wake_at <= %(now_ms)s AND "
-               f"(lease_until IS NULL OR lease_until <= {_NOW} OR owner = %(owner)s)) OR (status = 'running' AND "
-               f"lease_until <= {_NOW}))")
-        rows = self._read(f"UPDATE runs SET owner = %(owner)s, lease_until = {_NOW} + %(lease)s WHERE id IN "
-                          f"(SELECT id FROM runs WHERE {due} ORDER BY wake_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED) "
-                          "RETURNING id, status, wake_at, lease_until",
-                          {"owner": OWNER, "lease": self.lease_seconds, "now_ms": now_ms, "limit": limit})
+        due = (
+            "parent IS NULL AND ((status = 'parked' AND wake_at IS NOT NULL AND wake_at <= %(now_ms)s AND "
+            f"(lease_until IS NULL OR lease_until <= {_NOW} OR owner = %(owner)s)) OR (status = 'running' AND "
+            f"lease_until <= {_NOW}))"
+        )
+        rows = self._read(
+            f"UPDATE runs SET owner = %(owner)s, lease_until = {_NOW} + %(lease)s WHERE id IN "
+            f"(SELECT id FROM runs WHERE {due} ORDER BY wake_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED) "
+            "RETURNING id, status, wake_at, lease_until",
+            {"owner": OWNER, "lease": self.lease_seconds, "now_ms": now_ms, "limit": limit},
+        )
         return [r[0] for r in sorted(rows, key=lambda r: (r[1] != "parked", r[2] or 0.0, r[3] or 0.0))]
 
     def change_counter(self) -> int:
@@ -199,8 +220,9 @@ class PostgresStore:
             self._update(conn, run_id, fields)
 
     @staticmethod
-    def _update(conn: psycopg.Connection[Any], run_id: str, fields: dict[str, Any], where: str = "",
-                args: tuple[Any, ...] = ()) -> int:
+    def _update(
+        conn: psycopg.Connection[Any], run_id: str, fields: dict[str, Any], where: str = "", args: tuple[Any, ...] = ()
+    ) -> int:
         unknown = set(fields) - set(COLUMNS)
         if unknown:
             raise StoreError(f"runs have no column {sorted(unknown)[0]!r}")
@@ -214,28 +236,45 @@ class PostgresStore:
     def claim(self, run_id: str, allowed: tuple[str, ...], *, source_hash: str, force: bool = False) -> int:
         """Take the run for a new attempt; return its number (the lease's epoch). Exactly one claim wins."""
         with self._tx() as conn:
-            row = conn.execute(f"SELECT status, owner, attempt, lease_until, {_NOW} FROM runs WHERE id = %s "
-                               "FOR UPDATE", (run_id,)).fetchone()
+            row = conn.execute(
+                f"SELECT status, owner, attempt, lease_until, {_NOW} FROM runs WHERE id = %s FOR UPDATE", (run_id,)
+            ).fetchone()
             if row is None:
                 raise RunNotFound(run_id)
             status, owner, attempt, until, now = row
             stale = status == "running" and (force or not lease_held(owner, until, now, run_id))
             if status not in allowed and not stale:
                 if status == "running":
-                    raise RunBusyError(f"run {run_id} is already being resumed (by {owner}); "
-                                       "wait for that to finish", run_id=run_id, status=status)
-                raise RunStateError(f"run {run_id} is {status}; only a run that is "
-                                    f"{' or '.join(allowed)} can be resumed", run_id=run_id, status=status)
+                    raise RunBusyError(
+                        f"run {run_id} is already being resumed (by {owner}); wait for that to finish",
+                        run_id=run_id,
+                        status=status,
+                    )
+                raise RunStateError(
+                    f"run {run_id} is {status}; only a run that is {' or '.join(allowed)} can be resumed",
+                    run_id=run_id,
+                    status=status,
+                )
             attempt += 1
-            first_seq = _scalar(conn, "SELECT COALESCE(MAX(seq) + 1, 0) FROM run_journal WHERE run_id = %s",
-                                (run_id,))
-            self._update(conn, run_id, {"status": "running", "owner": OWNER, "attempt": attempt, "wake_at": None,
-                                        "lease_until": now + self.lease_seconds})
-            conn.execute("INSERT INTO run_attempts (run_id, n, source_hash, started, first_seq) "
-                         "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (run_id, n) DO UPDATE SET source_hash = "
-                         "EXCLUDED.source_hash, started = EXCLUDED.started, first_seq = EXCLUDED.first_seq, "
-                         "ended = NULL, outcome = NULL, replayed = NULL",
-                         (run_id, attempt, source_hash, time.time(), first_seq))
+            first_seq = _scalar(conn, "SELECT COALESCE(MAX(seq) + 1, 0) FROM run_journal WHERE run_id = %s", (run_id,))
+            self._update(
+                conn,
+                run_id,
+                {
+                    "status": "running",
+                    "owner": OWNER,
+                    "attempt": attempt,
+                    "wake_at": None,
+                    "lease_until": now + self.lease_seconds,
+                },
+            )
+            conn.execute(
+                "INSERT INTO run_attempts (run_id, n, source_hash, started, first_seq) "
+                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (run_id, n) DO UPDATE SET source_hash = "
+                "EXCLUDED.source_hash, started = EXCLUDED.started, first_seq = EXCLUDED.first_seq, "
+                "ended = NULL, outcome = NULL, replayed = NULL",
+                (run_id, attempt, source_hash, time.time(), first_seq),
+            )
         ACTIVE.add(run_id)  # only once the claim committed: a failed claim leaves nothing held
         self._heartbeat.hold(run_id, attempt)
         return int(attempt)
@@ -246,32 +285,56 @@ class PostgresStore:
 
     def _renew(self, run_id: str, epoch: int) -> bool:
         with self._conn() as conn:
-            return conn.execute(f"UPDATE runs SET lease_until = {_NOW} + %s WHERE id = %s AND attempt = %s "
-                                "AND status = 'running'", (self.lease_seconds, run_id, epoch)).rowcount == 1
+            return (
+                conn.execute(
+                    f"UPDATE runs SET lease_until = {_NOW} + %s WHERE id = %s AND attempt = %s AND status = 'running'",
+                    (self.lease_seconds, run_id, epoch),
+                ).rowcount
+                == 1
+            )
 
     @staticmethod
     def _refused(conn: psycopg.Connection[Any], run_id: str, epoch: int) -> RunBusyError:
-        return lease_lost(run_id, epoch, conn.execute("SELECT status, attempt, owner FROM runs WHERE id = %s",
-                                                      (run_id,)).fetchone())
+        return lease_lost(
+            run_id, epoch, conn.execute("SELECT status, attempt, owner FROM runs WHERE id = %s", (run_id,)).fetchone()
+        )
 
-    def finish_attempt(self, run_id: str, attempt: int, status: str, entries: list[tuple[Entry, bytes]],
-                       *, replayed: int, **fields: Any) -> None:
+    def finish_attempt(
+        self,
+        run_id: str,
+        attempt: int,
+        status: str,
+        entries: list[tuple[Entry, bytes]],
+        *,
+        replayed: int,
+        **fields: Any,
+    ) -> None:
         """Write the attempt's last entries and the run's new status in one transaction, fenced."""
         try:
             with self._tx() as conn:
-                changed = self._update(conn, run_id, {"status": status, "lease_until": None, **fields},
-                                       " AND attempt = %s AND status = 'running'", (attempt,))
+                changed = self._update(
+                    conn,
+                    run_id,
+                    {"status": status, "lease_until": None, **fields},
+                    " AND attempt = %s AND status = 'running'",
+                    (attempt,),
+                )
                 if changed == 0 and conn.execute("SELECT 1 FROM runs WHERE id = %s", (run_id,)).fetchone():
                     raise self._refused(conn, run_id, attempt)  # only the attempt that holds the run may end it
                 self._insert_entries(conn, run_id, entries, fenced=False)
-                conn.execute("UPDATE run_attempts SET ended = %s, outcome = %s, replayed = %s WHERE run_id = %s "
-                             "AND n = %s", (time.time(), status, replayed, run_id, attempt))
+                conn.execute(
+                    "UPDATE run_attempts SET ended = %s, outcome = %s, replayed = %s WHERE run_id = %s AND n = %s",
+                    (time.time(), status, replayed, run_id, attempt),
+                )
         finally:
             self.release(run_id)  # even when the write failed: the next resume may take it over
 
     def attempts(self, run_id: str) -> list[dict[str, Any]]:
-        rows = self._read("SELECT n, source_hash, started, ended, outcome, replayed, first_seq FROM run_attempts "
-                          "WHERE run_id = %s ORDER BY n", (run_id,))
+        rows = self._read(
+            "SELECT n, source_hash, started, ended, outcome, replayed, first_seq FROM run_attempts "
+            "WHERE run_id = %s ORDER BY n",
+            (run_id,),
+        )
         keys = ("n", "source_hash", "started", "ended", "outcome", "replayed", "first_seq")
         return [dict(zip(keys, r, strict=True)) for r in rows]
 
@@ -282,8 +345,11 @@ class PostgresStore:
         return decode_journal(run_id, rows)
 
     def journal_bytes(self, run_id: str) -> int:
-        return int(self._read("SELECT COALESCE(SUM(octet_length(body)), 0) FROM run_journal WHERE run_id = %s",
-                              (run_id,))[0][0])
+        return int(
+            self._read("SELECT COALESCE(SUM(octet_length(body)), 0) FROM run_journal WHERE run_id = %s", (run_id,))[0][
+                0
+            ]
+        )
 
     def append(self, run_id: str, entries: list[tuple[Entry, bytes]]) -> None:
         """Commit entries in one statement (one round trip), refused once their attempt lost the run."""
@@ -291,27 +357,42 @@ class PostgresStore:
             with self._conn() as conn:
                 self._insert_entries(conn, run_id, entries)
 
-    def _insert_entries(self, conn: psycopg.Connection[Any], run_id: str, entries: list[tuple[Entry, bytes]],
-                        fenced: bool = True) -> None:
+    def _insert_entries(
+        self, conn: psycopg.Connection[Any], run_id: str, entries: list[tuple[Entry, bytes]], fenced: bool = True
+    ) -> None:
         if not entries:
             return
         epoch = entries[0][0].attempt
-        args = {"run": run_id, "epoch": epoch, "seqs": [e.seq for e, _ in entries],
-                "kinds": [e.kind for e, _ in entries], "bodies": [b for _, b in entries]}
-        cur = conn.execute("INSERT INTO run_journal (run_id, seq, kind, body) SELECT %(run)s, x.seq, x.kind, x.body "
-                           "FROM unnest(%(seqs)s::bigint[], %(kinds)s::text[], %(bodies)s::bytea[]) "
-                           "AS x(seq, kind, body)" + (f" WHERE {_FENCE}" if fenced else ""), args)
+        args = {
+            "run": run_id,
+            "epoch": epoch,
+            "seqs": [e.seq for e, _ in entries],
+            "kinds": [e.kind for e, _ in entries],
+            "bodies": [b for _, b in entries],
+        }
+        cur = conn.execute(
+            "INSERT INTO run_journal (run_id, seq, kind, body) SELECT %(run)s, x.seq, x.kind, x.body "
+            "FROM unnest(%(seqs)s::bigint[], %(kinds)s::text[], %(bodies)s::bytea[]) "
+            "AS x(seq, kind, body)" + (f" WHERE {_FENCE}" if fenced else ""),
+            args,
+        )
         if cur.rowcount != len(entries):
             raise self._refused(conn, run_id, epoch)
 
     def copy_prefix(self, source_id: str, target_id: str, before_seq: int) -> int:
         """Copy a run's journal before ``before_seq`` (and its attempts) to another run (a fork); attempts copied."""
         with self._tx() as conn:
-            conn.execute("INSERT INTO run_journal (run_id, seq, kind, body) SELECT %s, seq, kind, body "
-                         "FROM run_journal WHERE run_id = %s AND seq < %s", (target_id, source_id, before_seq))
-            conn.execute("INSERT INTO run_attempts (run_id, n, source_hash, started, ended, outcome, replayed, "
-                         "first_seq) SELECT %s, n, source_hash, started, ended, outcome, replayed, first_seq "
-                         "FROM run_attempts WHERE run_id = %s AND first_seq < %s", (target_id, source_id, before_seq))
+            conn.execute(
+                "INSERT INTO run_journal (run_id, seq, kind, body) SELECT %s, seq, kind, body "
+                "FROM run_journal WHERE run_id = %s AND seq < %s",
+                (target_id, source_id, before_seq),
+            )
+            conn.execute(
+                "INSERT INTO run_attempts (run_id, n, source_hash, started, ended, outcome, replayed, "
+                "first_seq) SELECT %s, n, source_hash, started, ended, outcome, replayed, first_seq "
+                "FROM run_attempts WHERE run_id = %s AND first_seq < %s",
+                (target_id, source_id, before_seq),
+            )
             return int(_scalar(conn, "SELECT COUNT(*) FROM run_attempts WHERE run_id = %s", (target_id,)))
 
     # -- signals: delivery and journal entry commit together (exactly once) --------
@@ -320,28 +401,39 @@ class PostgresStore:
         with self._tx() as conn:
             if conn.execute("SELECT 1 FROM runs WHERE id = %s", (run_id,)).fetchone() is None:
                 raise RunNotFound(run_id)
-            return int(_scalar(conn, "INSERT INTO signals (run_id, event, created) VALUES (%s, %s, %s) RETURNING id",
-                               (run_id, cbor2.dumps(event), time.time())))
+            return int(
+                _scalar(
+                    conn,
+                    "INSERT INTO signals (run_id, event, created) VALUES (%s, %s, %s) RETURNING id",
+                    (run_id, cbor2.dumps(event), time.time()),
+                )
+            )
 
     def pending_signals(self, run_id: str) -> list[tuple[int, Any]]:
-        rows = self._read("SELECT id, event FROM signals WHERE run_id = %s AND delivered_seq IS NULL ORDER BY id",
-                          (run_id,))
+        rows = self._read(
+            "SELECT id, event FROM signals WHERE run_id = %s AND delivered_seq IS NULL ORDER BY id", (run_id,)
+        )
         return [(int(i), decode_value(run_id, f"signal {i}", e)) for i, e in rows]
 
-    def deliver_signal(self, run_id: str, accept: Callable[[Any], bool],
-                       write: Callable[[int, Any], list[tuple[Entry, bytes]]]) -> bool:
+    def deliver_signal(
+        self, run_id: str, accept: Callable[[Any], bool], write: Callable[[int, Any], list[tuple[Entry, bytes]]]
+    ) -> bool:
         """Deliver the oldest undelivered signal ``accept`` takes: mark it and journal it in one transaction."""
         with self._tx() as conn:
             # FOR UPDATE: a second deliverer waits, then sees the signal delivered.
-            rows = conn.execute("SELECT id, event FROM signals WHERE run_id = %s AND delivered_seq IS NULL "
-                                "ORDER BY id FOR UPDATE", (run_id,)).fetchall()
+            rows = conn.execute(
+                "SELECT id, event FROM signals WHERE run_id = %s AND delivered_seq IS NULL ORDER BY id FOR UPDATE",
+                (run_id,),
+            ).fetchall()
             for signal_id, blob in rows:
                 event = decode_value(run_id, f"signal {signal_id}", blob)
                 if accept(event):
                     entries = write(int(signal_id), event)
                     self._insert_entries(conn, run_id, entries)
-                    conn.execute("UPDATE signals SET delivered_seq = %s WHERE id = %s AND delivered_seq IS NULL",
-                                 (entries[-1][0].seq, signal_id))
+                    conn.execute(
+                        "UPDATE signals SET delivered_seq = %s WHERE id = %s AND delivered_seq IS NULL",
+                        (entries[-1][0].seq, signal_id),
+                    )
                     return True
         return False
 
@@ -353,12 +445,20 @@ class PostgresStore:
         if not row:
             raise RunNotFound(run_id)
         journal = self._read("SELECT seq, kind, body FROM run_journal WHERE run_id = %s ORDER BY seq", (run_id,))
-        attempts = self._read("SELECT n, source_hash, started, ended, outcome, replayed, first_seq "
-                              "FROM run_attempts WHERE run_id = %s ORDER BY n", (run_id,))
-        signals = self._read("SELECT event, created, delivered_seq FROM signals WHERE run_id = %s ORDER BY id",
-                             (run_id,))
-        return {"run": dict(zip(COLUMNS, row[0], strict=True)), "journal": [list(r) for r in journal],
-                "attempts": [list(a) for a in attempts], "signals": [list(s) for s in signals]}
+        attempts = self._read(
+            "SELECT n, source_hash, started, ended, outcome, replayed, first_seq "
+            "FROM run_attempts WHERE run_id = %s ORDER BY n",
+            (run_id,),
+        )
+        signals = self._read(
+            "SELECT event, created, delivered_seq FROM signals WHERE run_id = %s ORDER BY id", (run_id,)
+        )
+        return {
+            "run": dict(zip(COLUMNS, row[0], strict=True)),
+            "journal": [list(r) for r in journal],
+            "attempts": [list(a) for a in attempts],
+            "signals": [list(s) for s in signals],
+        }
 
     def load_runs(self, dumps: list[dict[str, Any]]) -> None:
         """Insert runs written by ``dump_run``, all or none. A run that was running is marked interrupted."""
@@ -371,13 +471,19 @@ class PostgresStore:
                 self._insert_run(conn, values, encode=False)
                 rid = values["id"]
                 with conn.cursor() as cur:
-                    cur.executemany("INSERT INTO run_journal (run_id, seq, kind, body) VALUES (%s, %s, %s, %s)",
-                                    [(rid, *r) for r in item["journal"]])
-                    cur.executemany("INSERT INTO run_attempts (run_id, n, source_hash, started, ended, outcome, "
-                                    "replayed, first_seq) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                                    [(rid, *r) for r in item["attempts"]])
-                    cur.executemany("INSERT INTO signals (run_id, event, created, delivered_seq) "
-                                    "VALUES (%s, %s, %s, %s)", [(rid, *r) for r in item["signals"]])
+                    cur.executemany(
+                        "INSERT INTO run_journal (run_id, seq, kind, body) VALUES (%s, %s, %s, %s)",
+                        [(rid, *r) for r in item["journal"]],
+                    )
+                    cur.executemany(
+                        "INSERT INTO run_attempts (run_id, n, source_hash, started, ended, outcome, "
+                        "replayed, first_seq) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                        [(rid, *r) for r in item["attempts"]],
+                    )
+                    cur.executemany(
+                        "INSERT INTO signals (run_id, event, created, delivered_seq) VALUES (%s, %s, %s, %s)",
+                        [(rid, *r) for r in item["signals"]],
+                    )
 
 
 def _scalar(conn: psycopg.Connection[Any], sql: str, args: Any = ()) -> Any:

@@ -22,8 +22,17 @@ import cbor2
 from ..actions import detach
 from ..errors import StoreError
 
-__all__ = ["Entry", "MAX_SLOT", "SCHEMAS", "decode", "decode_journal", "decode_run", "decode_value", "encode",
-           "json_problem"]
+__all__ = [
+    "Entry",
+    "MAX_SLOT",
+    "SCHEMAS",
+    "decode",
+    "decode_journal",
+    "decode_run",
+    "decode_value",
+    "encode",
+    "json_problem",
+]
 
 MAX_SLOT = 2**20 - 1  # a run's effects; far past the default journal caps, and a call log of at most 8 MiB
 MAX_COUNT = 2**31 - 1  # seq, attempt and id numbers: counts, never sizes
@@ -119,6 +128,7 @@ def _types(*kinds: type, what: str) -> Rule:
 
     def rule(value: Any) -> str | None:
         return None if type(value) in allowed else f"must be {what}, not a {type(value).__name__}"
+
     rule.exact = allowed  # type: ignore[attr-defined]  # the type alone decides: decode checks it inline
     return rule
 
@@ -132,8 +142,11 @@ def _json(value: Any) -> str | None:
 def _number(value: Any) -> str | None:
     if type(value) is int or (type(value) is float and value - value == 0.0):
         return None
-    return f"must be a finite number, not {value!r:.40}" if type(value) is float else \
-        f"must be a finite number, not a {type(value).__name__}"
+    return (
+        f"must be a finite number, not {value!r:.40}"
+        if type(value) is float
+        else f"must be a finite number, not a {type(value).__name__}"
+    )
 
 
 def _optional(rule: Rule) -> Rule:
@@ -145,13 +158,15 @@ def _count(low: int, high: int) -> Rule:
         if type(value) is not int:
             return f"must be an integer, not a {type(value).__name__}"
         return None if low <= value <= high else f"must be from {low} to {high}, not {value}"
+
     return rule
 
 
 def _one_of(*choices: str) -> Rule:
     allowed = frozenset(choices)
-    return lambda value: None if type(value) is str and value in allowed else \
-        f"must be one of {sorted(allowed)}, not {value!r:.40}"
+    return lambda value: (
+        None if type(value) is str and value in allowed else f"must be one of {sorted(allowed)}, not {value!r:.40}"
+    )
 
 
 def _map(value: Any) -> str | None:
@@ -174,6 +189,7 @@ def _list_of(rule: Rule) -> Rule:
             if problem:
                 return f"[{i}] {problem}"
         return None
+
     return check
 
 
@@ -220,11 +236,21 @@ def _interrupt_item(value: Any) -> str | None:
 Schema = dict[str, tuple[bool, "Rule | None"]]  # None: any JSON value
 _NOTE: Schema = {"step": (False, OPT_ID)}
 SCHEMAS: dict[str, Schema] = {
-    "attempt": {"n": (True, _count(1, MAX_COUNT)), "source_hash": (True, OPT_STR),
-                "resumed_from": (True, _list_of(STR))},
-    "call": {"op": (True, _one_of("call", "delegate", "agent")), "name": (True, STR), "input": (True, ANY),
-             "key": (True, STR), "description": (False, OPT_STR), "child": (False, STR), "line": (False, OPT_INT),
-             "imported": (False, BOOL)},  # served from a bare call log, journaled as served
+    "attempt": {
+        "n": (True, _count(1, MAX_COUNT)),
+        "source_hash": (True, OPT_STR),
+        "resumed_from": (True, _list_of(STR)),
+    },
+    "call": {
+        "op": (True, _one_of("call", "delegate", "agent")),
+        "name": (True, STR),
+        "input": (True, ANY),
+        "key": (True, STR),
+        "description": (False, OPT_STR),
+        "child": (False, STR),
+        "line": (False, OPT_INT),
+        "imported": (False, BOOL),
+    },  # served from a bare call log, journaled as served
     "result": {"ok": (True, BOOL), "value": (False, ANY), "error": (False, _error_record)},
     "now": {"value": (True, _number)},
     "random": {"value": (True, _random)},
@@ -232,20 +258,44 @@ SCHEMAS: dict[str, Schema] = {
     "fired": {},
     "wait": {"key": (True, STR), "match": (True, ANY), "timeout": (True, OPT_NUM), "due": (True, OPT_NUM)},
     "event": {"event": (True, ANY), "signal": (True, OPT_ID)},
-    "interrupt": {"name": (True, STR), "input": (True, ANY), "data": (True, ANY), "state": (True, ANY),
-                  "id": (True, STR), "approval": (False, BOOL), "child": (False, STR),
-                  "interrupts": (False, _list_of(_interrupt_item))},
-    "answer": {"value": (True, ANY), "id": (True, STR), "approval": (False, BOOL), "approved": (False, BOOL),
-               "input": (False, ANY)},
+    "interrupt": {
+        "name": (True, STR),
+        "input": (True, ANY),
+        "data": (True, ANY),
+        "state": (True, ANY),
+        "id": (True, STR),
+        "approval": (False, BOOL),
+        "child": (False, STR),
+        "interrupts": (False, _list_of(_interrupt_item)),
+    },
+    "answer": {
+        "value": (True, ANY),
+        "id": (True, STR),
+        "approval": (False, BOOL),
+        "approved": (False, BOOL),
+        "input": (False, ANY),
+    },
     "console": {**_NOTE, "level": (True, STR), "message": (True, STR)},
     "log": {**_NOTE, "level": (True, STR), "message": (True, STR), "data": (False, ANY)},
-    "step": {**_NOTE, "id": (True, _count(0, MAX_COUNT)), "label": (True, STR),
-             "phase": (True, _one_of("start", "end")), "parent": (True, OPT_ID),
-             "outcome": (False, _one_of("ok", "error")), "error": (False, OPT_STR)},
+    "step": {
+        **_NOTE,
+        "id": (True, _count(0, MAX_COUNT)),
+        "label": (True, STR),
+        "phase": (True, _one_of("start", "end")),
+        "parent": (True, OPT_ID),
+        "outcome": (False, _one_of("ok", "error")),
+        "error": (False, OPT_STR),
+    },
     "plan": {**_NOTE, "plan": (True, _list)},
     "error": {"error": (True, _error_record)},
-    "mismatch": {"position": (True, SLOT), "recorded": (False, ANY), "attempted": (False, ANY),
-                 "line": (False, OPT_INT), "column": (False, OPT_INT), "source_line": (False, OPT_STR)},
+    "mismatch": {
+        "position": (True, SLOT),
+        "recorded": (False, ANY),
+        "attempted": (False, ANY),
+        "line": (False, OPT_INT),
+        "column": (False, OPT_INT),
+        "source_line": (False, OPT_STR),
+    },
 }
 EFFECTS = frozenset({"call", "result", "now", "random", "timer", "fired", "wait", "event", "interrupt", "answer"})
 # A result carries the value it completed with, or the error it failed with.
@@ -254,18 +304,20 @@ _RESULT_NEEDS = {True: "value", False: "error"}
 
 # Each schema compiled for the decode below (on every resume's path, once a row): the names a row must have,
 # and per field the types that alone decide it (checked inline) or the rule to call.
-_SPECS = {kind: (frozenset(name for name, (required, _) in schema.items() if required),
-                 {name: (getattr(rule, "exact", None), rule) for name, (_, rule) in schema.items()
-                  if rule is not None})
-          for kind, schema in SCHEMAS.items()}
+_SPECS = {
+    kind: (
+        frozenset(name for name, (required, _) in schema.items() if required),
+        {name: (getattr(rule, "exact", None), rule) for name, (_, rule) in schema.items() if rule is not None},
+    )
+    for kind, schema in SCHEMAS.items()
+}
 _ATTEMPT = _count(1, MAX_COUNT)
 
 
 def decode(run_id: str, seq: Any, blob: Any) -> Entry:
     """One stored row as an ``Entry``, or a ``StoreError`` naming the run, the seq and the field at fault."""
     if type(seq) is not int or not 0 <= seq <= MAX_COUNT:
-        raise StoreError(f"run {run_id}: a journal entry has the seq {seq!r:.40}, not a position; "
-                         "the store is damaged")
+        raise StoreError(f"run {run_id}: a journal entry has the seq {seq!r:.40}, not a position; the store is damaged")
     if type(blob) not in _BYTES:
         raise _bad(run_id, seq, None, "body", f"must be CBOR bytes, not a {type(blob).__name__}")
     try:
@@ -321,8 +373,10 @@ def decode_journal(run_id: str, rows: Any) -> list[Entry]:
     for position, (seq, blob) in enumerate(rows):
         entry = decode(run_id, seq, blob)
         if entry.seq != position:
-            raise StoreError(f"run {run_id}: journal entry {entry.seq} is at position {position}; the seqs must "
-                             "run 0, 1, 2, ... without a gap or a repeat; the store is damaged")
+            raise StoreError(
+                f"run {run_id}: journal entry {entry.seq} is at position {position}; the seqs must "
+                "run 0, 1, 2, ... without a gap or a repeat; the store is damaged"
+            )
         entries.append(entry)
     return entries
 
@@ -361,8 +415,9 @@ def decode_value(run_id: str, what: str, blob: Any, rule: Rule = _json) -> Any:
 
 # -- the runs table ---------------------------------------------------------------------------------------------
 
-RUN_STATUSES = frozenset({"created", "running", "completed", "failed", "interrupted", "parked", "cancelled",
-                          "continued", "stalled"})
+RUN_STATUSES = frozenset(
+    {"created", "running", "completed", "failed", "interrupted", "parked", "cancelled", "continued", "stalled"}
+)
 
 
 def _options(value: Any) -> str | None:
@@ -370,8 +425,11 @@ def _options(value: Any) -> str | None:
     problem = _map(value) or _json(value)
     if problem:
         return problem
-    for key, rule in (("strict", BOOL), ("actions", _optional(_list_of(STR))),
-                      ("limits", _optional(_types(dict, what="a map")))):
+    for key, rule in (
+        ("strict", BOOL),
+        ("actions", _optional(_list_of(STR))),
+        ("limits", _optional(_types(dict, what="a map"))),
+    ):
         if key in value:
             problem = rule(value[key])
             if problem:
@@ -385,9 +443,20 @@ def _options(value: Any) -> str | None:
 
 # column -> rule, for the columns SQLite types loosely (a damaged file can hold text in a REAL column).
 RUN_COLUMNS: dict[str, Rule] = {
-    "id": STR, "name": OPT_STR, "kind": _one_of("workflow", "agent"), "status": _one_of(*RUN_STATUSES),
-    "source": OPT_STR, "source_hash": OPT_STR, "parent": OPT_STR, "predecessor": OPT_STR, "successor": OPT_STR,
-    "created": _number, "updated": _number, "attempt": _count(0, MAX_COUNT), "owner": OPT_STR, "wake_at": OPT_NUM,
+    "id": STR,
+    "name": OPT_STR,
+    "kind": _one_of("workflow", "agent"),
+    "status": _one_of(*RUN_STATUSES),
+    "source": OPT_STR,
+    "source_hash": OPT_STR,
+    "parent": OPT_STR,
+    "predecessor": OPT_STR,
+    "successor": OPT_STR,
+    "created": _number,
+    "updated": _number,
+    "attempt": _count(0, MAX_COUNT),
+    "owner": OPT_STR,
+    "wake_at": OPT_NUM,
     "lease_until": OPT_NUM,
 }
 RUN_BLOBS: dict[str, Rule] = {"input": _json, "output": _json, "error": _json, "options": _options}

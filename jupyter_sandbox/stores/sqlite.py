@@ -12,9 +12,10 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, cast
 
 import cbor2
 
@@ -83,15 +84,19 @@ CREATE INDEX IF NOT EXISTS signals_pending ON signals (run_id, delivered_seq);
 
 # An append is refused when the run's row says another attempt holds it, or that it is not running; an
 # entry for a run this store does not have (a check's scratch store) is written as before.
-_FENCE = ("(EXISTS (SELECT 1 FROM runs WHERE id = ? AND attempt = ? AND status = 'running') "
-          "OR NOT EXISTS (SELECT 1 FROM runs WHERE id = ?))")
+_FENCE = (
+    "(EXISTS (SELECT 1 FROM runs WHERE id = ? AND attempt = ? AND status = 'running') "
+    "OR NOT EXISTS (SELECT 1 FROM runs WHERE id = ?))"
+)
 _MIGRATIONS = {1: ["ALTER TABLE runs ADD COLUMN lease_until REAL"]}  # from version -> statements to the next
 
 
 # Due: a parked top-level run whose wake time came, not reserved by another worker; or a running one
 # whose lease expired. Placeholders: the engine's now (ms), then the store's now (s), this owner, now.
-_DUE = ("parent IS NULL AND ((status = 'parked' AND wake_at IS NOT NULL AND wake_at <= ? AND (lease_until IS NULL "
-        "OR lease_until <= ? OR owner = ?)) OR (status = 'running' AND lease_until <= ?))")
+_DUE = (
+    "parent IS NULL AND ((status = 'parked' AND wake_at IS NOT NULL AND wake_at <= ? AND (lease_until IS NULL "
+    "OR lease_until <= ? OR owner = ?)) OR (status = 'running' AND lease_until <= ?))"
+)
 
 
 def _due_order(rows: list[tuple[Any, ...]]) -> list[str]:
@@ -99,7 +104,7 @@ def _due_order(rows: list[tuple[Any, ...]]) -> list[str]:
     return [r[0] for r in sorted(rows, key=lambda r: (r[1] != "parked", r[2] or 0.0, r[3] or 0.0))]
 
 
-def _row_to_run(row: tuple) -> RunRow:
+def _row_to_run(row: tuple[Any, ...]) -> RunRow:
     return run_from_values(dict(zip(_COLUMNS, row)), time.time())
 
 
@@ -138,9 +143,12 @@ class SQLiteStore:
         if row is not None and not str(row[0]).isdigit():
             raise StoreError(f"{self.path} has a damaged schema version {row[0]!r}", path=self.path)
         version = int(row[0]) if row is not None else SCHEMA_VERSION
-        if version > SCHEMA_VERSION:
-            raise StoreError(f"{self.path} was written by a newer jupyter_sandbox (schema {row[0]}, "
-                             f"this version reads {SCHEMA_VERSION}); upgrade jupyter_sandbox", path=self.path)
+        if row is not None and version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} was written by a newer jupyter_sandbox (schema {row[0]}, "
+                f"this version reads {SCHEMA_VERSION}); upgrade jupyter_sandbox",
+                path=self.path,
+            )
         for step in range(version, SCHEMA_VERSION):
             for statement in _MIGRATIONS[step]:
                 self._db.execute(statement)
@@ -171,7 +179,7 @@ class SQLiteStore:
                     raise self._mapped(exc) from exc
                 raise
 
-    def _read(self, sql: str, args: tuple = ()) -> list[tuple]:
+    def _read(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             try:
                 return self._db.execute(sql, args).fetchall()
@@ -230,9 +238,11 @@ class SQLiteStore:
         if not self._read(f"SELECT 1 FROM runs WHERE {_DUE} LIMIT 1", (now_ms, now, OWNER, now)):
             return []  # the usual tick: nothing due, and no write lock taken to find that out
         with self._tx() as db:
-            rows = db.execute(f"UPDATE runs SET owner = ?, lease_until = ? WHERE id IN (SELECT id FROM runs WHERE "
-                              f"{_DUE} ORDER BY wake_at LIMIT ?) RETURNING id, status, wake_at, lease_until",
-                              (OWNER, now + self.lease_seconds, now_ms, now, OWNER, now, limit)).fetchall()
+            rows = db.execute(
+                f"UPDATE runs SET owner = ?, lease_until = ? WHERE id IN (SELECT id FROM runs WHERE "
+                f"{_DUE} ORDER BY wake_at LIMIT ?) RETURNING id, status, wake_at, lease_until",
+                (OWNER, now + self.lease_seconds, now_ms, now, OWNER, now, limit),
+            ).fetchall()
         return _due_order(rows)
 
     def change_counter(self) -> int:
@@ -261,22 +271,42 @@ class SQLiteStore:
             row = db.execute("SELECT status, owner, attempt, lease_until FROM runs WHERE id = ?", (run_id,)).fetchone()
             if row is None:
                 raise RunNotFound(run_id)
-            status, owner, attempt, until = row
+            status, owner, until = row[0], row[1], row[3]
+            attempt = cast(int, row[2])
             now = time.time()
             stale = status == "running" and (force or not lease_held(owner, until, now, run_id))
             if status not in allowed and not stale:
                 if status == "running":
-                    raise RunBusyError(f"run {run_id} is already being resumed (by {owner}); "
-                                       "wait for that to finish", run_id=run_id, status=status)
-                raise RunStateError(f"run {run_id} is {status}; only a run that is "
-                                    f"{' or '.join(allowed)} can be resumed", run_id=run_id, status=status)
+                    raise RunBusyError(
+                        f"run {run_id} is already being resumed (by {owner}); wait for that to finish",
+                        run_id=run_id,
+                        status=status,
+                    )
+                raise RunStateError(
+                    f"run {run_id} is {status}; only a run that is {' or '.join(allowed)} can be resumed",
+                    run_id=run_id,
+                    status=status,
+                )
             attempt += 1
-            first_seq = db.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM run_journal WHERE run_id = ?",
-                                   (run_id,)).fetchone()[0]
-            self._update(db, run_id, {"status": "running", "owner": OWNER, "attempt": attempt, "wake_at": None,
-                                      "lease_until": now + self.lease_seconds})
-            db.execute("INSERT OR REPLACE INTO run_attempts (run_id, n, source_hash, started, first_seq) "
-                       "VALUES (?, ?, ?, ?, ?)", (run_id, attempt, source_hash, now, first_seq))
+            first_seq = db.execute(
+                "SELECT COALESCE(MAX(seq) + 1, 0) FROM run_journal WHERE run_id = ?", (run_id,)
+            ).fetchone()[0]
+            self._update(
+                db,
+                run_id,
+                {
+                    "status": "running",
+                    "owner": OWNER,
+                    "attempt": attempt,
+                    "wake_at": None,
+                    "lease_until": now + self.lease_seconds,
+                },
+            )
+            db.execute(
+                "INSERT OR REPLACE INTO run_attempts (run_id, n, source_hash, started, first_seq) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (run_id, attempt, source_hash, now, first_seq),
+            )
         _ACTIVE.add(run_id)  # only once the claim committed: a failed claim leaves nothing held
         self._heartbeat.hold(run_id, attempt)
         return attempt
@@ -288,32 +318,48 @@ class SQLiteStore:
     def _renew(self, run_id: str, epoch: int) -> bool:
         """Extend the lease attempt ``epoch`` holds; False once another attempt holds the run."""
         with self._tx() as db:
-            cur = db.execute("UPDATE runs SET lease_until = ? WHERE id = ? AND attempt = ? AND status = 'running'",
-                             (time.time() + self.lease_seconds, run_id, epoch))
+            cur = db.execute(
+                "UPDATE runs SET lease_until = ? WHERE id = ? AND attempt = ? AND status = 'running'",
+                (time.time() + self.lease_seconds, run_id, epoch),
+            )
             return cur.rowcount == 1
 
     def _refused(self, db: sqlite3.Connection, run_id: str, epoch: int) -> RunBusyError:
-        return lease_lost(run_id, epoch, db.execute("SELECT status, attempt, owner FROM runs WHERE id = ?",
-                                                    (run_id,)).fetchone())
+        return lease_lost(
+            run_id, epoch, db.execute("SELECT status, attempt, owner FROM runs WHERE id = ?", (run_id,)).fetchone()
+        )
 
-    def finish_attempt(self, run_id: str, attempt: int, status: str, entries: list[tuple[Entry, bytes]],
-                       *, replayed: int, **fields: Any) -> None:
+    def finish_attempt(
+        self,
+        run_id: str,
+        attempt: int,
+        status: str,
+        entries: list[tuple[Entry, bytes]],
+        *,
+        replayed: int,
+        **fields: Any,
+    ) -> None:
         """Write the attempt's last entries and the run's new status in one transaction."""
         try:
             with self._tx() as db:
                 self._fence(db, run_id, attempt)  # only the attempt that holds the run may end it
                 self._insert_entries(db, run_id, entries, fenced=False)
                 self._update(db, run_id, {"status": status, "lease_until": None, **fields})
-                db.execute("UPDATE run_attempts SET ended = ?, outcome = ?, replayed = ? WHERE run_id = ? AND n = ?",
-                           (time.time(), status, replayed, run_id, attempt))
+                db.execute(
+                    "UPDATE run_attempts SET ended = ?, outcome = ?, replayed = ? WHERE run_id = ? AND n = ?",
+                    (time.time(), status, replayed, run_id, attempt),
+                )
         finally:
             # Even when the write failed (disk full), this process no longer runs it: the
             # next resume may take it over instead of finding it "already being resumed".
             self.release(run_id)
 
     def attempts(self, run_id: str) -> list[dict[str, Any]]:
-        rows = self._read("SELECT n, source_hash, started, ended, outcome, replayed, first_seq FROM run_attempts "
-                          "WHERE run_id = ? ORDER BY n", (run_id,))
+        rows = self._read(
+            "SELECT n, source_hash, started, ended, outcome, replayed, first_seq FROM run_attempts "
+            "WHERE run_id = ? ORDER BY n",
+            (run_id,),
+        )
         keys = ("n", "source_hash", "started", "ended", "outcome", "replayed", "first_seq")
         return [dict(zip(keys, r)) for r in rows]
 
@@ -324,7 +370,8 @@ class SQLiteStore:
         return decode_journal(run_id, rows)
 
     def journal_bytes(self, run_id: str) -> int:
-        return self._read("SELECT COALESCE(SUM(LENGTH(body)), 0) FROM run_journal WHERE run_id = ?", (run_id,))[0][0]
+        rows = self._read("SELECT COALESCE(SUM(LENGTH(body)), 0) FROM run_journal WHERE run_id = ?", (run_id,))
+        return cast(int, rows[0][0])
 
     def append(self, run_id: str, entries: list[tuple[Entry, bytes]]) -> None:
         """Commit entries, fenced: refused (``RunBusyError``) once their attempt no longer holds the run."""
@@ -332,9 +379,10 @@ class SQLiteStore:
             entry, blob = entries[0]
             with self._lock:
                 try:
-                    cur = self._db.execute(f"INSERT INTO run_journal (run_id, seq, kind, body) SELECT ?, ?, ?, ? "
-                                           f"WHERE {_FENCE}", (run_id, entry.seq, entry.kind, blob, run_id,
-                                                               entry.attempt, run_id))
+                    cur = self._db.execute(
+                        f"INSERT INTO run_journal (run_id, seq, kind, body) SELECT ?, ?, ?, ? WHERE {_FENCE}",
+                        (run_id, entry.seq, entry.kind, blob, run_id, entry.attempt, run_id),
+                    )
                     if cur.rowcount == 0:
                         raise self._refused(self._db, run_id, entry.attempt)
                 except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
@@ -348,14 +396,17 @@ class SQLiteStore:
         if db.execute(f"SELECT {_FENCE}", (run_id, epoch, run_id)).fetchone()[0] == 0:
             raise self._refused(db, run_id, epoch)
 
-    def _insert_entries(self, db: sqlite3.Connection, run_id: str, entries: list[tuple[Entry, bytes]],
-                        fenced: bool = True) -> None:
+    def _insert_entries(
+        self, db: sqlite3.Connection, run_id: str, entries: list[tuple[Entry, bytes]], fenced: bool = True
+    ) -> None:
         if not entries:
             return
         if fenced:
             self._fence(db, run_id, entries[0][0].attempt)
-        db.executemany("INSERT INTO run_journal (run_id, seq, kind, body) VALUES (?, ?, ?, ?)",
-                       [(run_id, e.seq, e.kind, blob) for e, blob in entries])
+        db.executemany(
+            "INSERT INTO run_journal (run_id, seq, kind, body) VALUES (?, ?, ?, ?)",
+            [(run_id, e.seq, e.kind, blob) for e, blob in entries],
+        )
 
     def copy_prefix(self, source_id: str, target_id: str, before_seq: int) -> int:
         """Copy a run's journal entries before ``before_seq`` (and their attempts) to another run (a fork).
@@ -363,12 +414,19 @@ class SQLiteStore:
         Returns the number of attempts copied.
         """
         with self._tx() as db:
-            db.execute("INSERT INTO run_journal (run_id, seq, kind, body) SELECT ?, seq, kind, body FROM run_journal "
-                       "WHERE run_id = ? AND seq < ?", (target_id, source_id, before_seq))
-            db.execute("INSERT INTO run_attempts (run_id, n, source_hash, started, ended, outcome, replayed, first_seq)"
-                       " SELECT ?, n, source_hash, started, ended, outcome, replayed, first_seq FROM run_attempts "
-                       "WHERE run_id = ? AND first_seq < ?", (target_id, source_id, before_seq))
-            return db.execute("SELECT COUNT(*) FROM run_attempts WHERE run_id = ?", (target_id,)).fetchone()[0]
+            db.execute(
+                "INSERT INTO run_journal (run_id, seq, kind, body) SELECT ?, seq, kind, body FROM run_journal "
+                "WHERE run_id = ? AND seq < ?",
+                (target_id, source_id, before_seq),
+            )
+            db.execute(
+                "INSERT INTO run_attempts (run_id, n, source_hash, started, ended, outcome, replayed, first_seq)"
+                " SELECT ?, n, source_hash, started, ended, outcome, replayed, first_seq FROM run_attempts "
+                "WHERE run_id = ? AND first_seq < ?",
+                (target_id, source_id, before_seq),
+            )
+            copied = db.execute("SELECT COUNT(*) FROM run_attempts WHERE run_id = ?", (target_id,)).fetchone()
+            return cast(int, copied[0])
 
     # -- signals: delivery and journal entry commit together (exactly once) --------
 
@@ -376,28 +434,37 @@ class SQLiteStore:
         with self._tx() as db:
             if db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
                 raise RunNotFound(run_id)
-            cur = db.execute("INSERT INTO signals (run_id, event, created) VALUES (?, ?, ?)",
-                             (run_id, cbor2.dumps(event), time.time()))
-            return int(cur.lastrowid)
+            cur = db.execute(
+                "INSERT INTO signals (run_id, event, created) VALUES (?, ?, ?)",
+                (run_id, cbor2.dumps(event), time.time()),
+            )
+            if cur.lastrowid is None:  # an INSERT always sets it
+                raise StoreError(f"the run store {self.path} gave no id for the signal it stored", path=self.path)
+            return cur.lastrowid
 
     def pending_signals(self, run_id: str) -> list[tuple[int, Any]]:
-        rows = self._read("SELECT id, event FROM signals WHERE run_id = ? AND delivered_seq IS NULL ORDER BY id",
-                          (run_id,))
+        rows = self._read(
+            "SELECT id, event FROM signals WHERE run_id = ? AND delivered_seq IS NULL ORDER BY id", (run_id,)
+        )
         return [(i, decode_value(run_id, f"signal {i}", e)) for i, e in rows]
 
-    def deliver_signal(self, run_id: str, accept: Callable[[Any], bool],
-                       write: Callable[[int, Any], list[tuple[Entry, bytes]]]) -> bool:
+    def deliver_signal(
+        self, run_id: str, accept: Callable[[Any], bool], write: Callable[[int, Any], list[tuple[Entry, bytes]]]
+    ) -> bool:
         """Deliver the oldest undelivered signal ``accept`` takes: mark it and journal it in one transaction."""
         with self._tx() as db:
-            rows = db.execute("SELECT id, event FROM signals WHERE run_id = ? AND delivered_seq IS NULL ORDER BY id",
-                              (run_id,)).fetchall()
+            rows = db.execute(
+                "SELECT id, event FROM signals WHERE run_id = ? AND delivered_seq IS NULL ORDER BY id", (run_id,)
+            ).fetchall()
             for signal_id, blob in rows:
                 event = decode_value(run_id, f"signal {signal_id}", blob)
                 if accept(event):
                     entries = write(signal_id, event)
                     self._insert_entries(db, run_id, entries)
-                    db.execute("UPDATE signals SET delivered_seq = ? WHERE id = ? AND delivered_seq IS NULL",
-                               (entries[-1][0].seq, signal_id))
+                    db.execute(
+                        "UPDATE signals SET delivered_seq = ? WHERE id = ? AND delivered_seq IS NULL",
+                        (entries[-1][0].seq, signal_id),
+                    )
                     return True
         return False
 
@@ -409,11 +476,18 @@ class SQLiteStore:
         if not row:
             raise RunNotFound(run_id)
         journal = self._read("SELECT seq, kind, body FROM run_journal WHERE run_id = ? ORDER BY seq", (run_id,))
-        attempts = self._read("SELECT n, source_hash, started, ended, outcome, replayed, first_seq "
-                              "FROM run_attempts WHERE run_id = ? ORDER BY n", (run_id,))
+        attempts = self._read(
+            "SELECT n, source_hash, started, ended, outcome, replayed, first_seq "
+            "FROM run_attempts WHERE run_id = ? ORDER BY n",
+            (run_id,),
+        )
         signals = self._read("SELECT event, created, delivered_seq FROM signals WHERE run_id = ?", (run_id,))
-        return {"run": dict(zip(_COLUMNS, row[0])), "journal": [list(r) for r in journal],
-                "attempts": [list(a) for a in attempts], "signals": [list(s) for s in signals]}
+        return {
+            "run": dict(zip(_COLUMNS, row[0])),
+            "journal": [list(r) for r in journal],
+            "attempts": [list(a) for a in attempts],
+            "signals": [list(s) for s in signals],
+        }
 
     def load_runs(self, dumps: list[dict[str, Any]]) -> None:
         """Insert runs written by ``dump_run``, all or none. A run that was running is marked interrupted."""
@@ -425,14 +499,22 @@ class SQLiteStore:
                 values["owner"] = values["lease_until"] = None
                 cols = [c for c in _COLUMNS if c in values]
                 try:
-                    db.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                               [values[c] for c in cols])
+                    db.execute(
+                        f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                        [values[c] for c in cols],
+                    )
                 except sqlite3.IntegrityError as exc:
                     raise StoreError(f"run {values['id']} already exists in {self.path}", path=self.path) from exc
-                db.executemany("INSERT INTO run_journal (run_id, seq, kind, body) VALUES (?, ?, ?, ?)",
-                               [(values["id"], *row) for row in item["journal"]])
-                db.executemany("INSERT INTO run_attempts (run_id, n, source_hash, started, ended, outcome, replayed,"
-                               " first_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                               [(values["id"], *row) for row in item["attempts"]])
-                db.executemany("INSERT INTO signals (run_id, event, created, delivered_seq) VALUES (?, ?, ?, ?)",
-                               [(values["id"], *row) for row in item["signals"]])
+                db.executemany(
+                    "INSERT INTO run_journal (run_id, seq, kind, body) VALUES (?, ?, ?, ?)",
+                    [(values["id"], *row) for row in item["journal"]],
+                )
+                db.executemany(
+                    "INSERT INTO run_attempts (run_id, n, source_hash, started, ended, outcome, replayed,"
+                    " first_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(values["id"], *row) for row in item["attempts"]],
+                )
+                db.executemany(
+                    "INSERT INTO signals (run_id, event, created, delivered_seq) VALUES (?, ?, ?, ?)",
+                    [(values["id"], *row) for row in item["signals"]],
+                )

@@ -163,7 +163,9 @@ function canon(v, path, seen) {
     for (let i = 0; i < keys.length; i++) {
       const value = v[keys[i]];
       if (value === undefined) continue; // as JSON.stringify: an absent field
-      out += (out.length > 1 ? "," : "") + JSONstringify(toWellFormed(keys[i])) + ":"
+      // refused as a lone surrogate in a value is: it cannot be stored, and rewriting it changes the key
+      if (!isWellFormed(keys[i])) throw new TypeErrorCtor(`${path} has a key with a lone surrogate`);
+      out += (out.length > 1 ? "," : "") + JSONstringify(keys[i]) + ":"
         + canon(value, `${path}.${keys[i]}`, seen);
     }
     out += "}";
