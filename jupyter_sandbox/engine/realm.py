@@ -27,11 +27,11 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import quickjs
 
-from ..errors import LimitExceeded, ScriptError
+from ..errors import LimitExceeded, SandboxError, ScriptError
 
 __all__ = ["Limits", "Realm", "LINE_OFFSET"]
 
@@ -203,15 +203,15 @@ class Realm:
         return items
 
     def undelivered(self) -> int:
-        return self._guard(self._undelivered)
+        return cast(int, self._guard(self._undelivered))
 
     def pending_slot(self) -> int:
         """The slot of the first recorded completion the script has not been served yet, or -1."""
-        return self._guard(self._pending_slot)
+        return cast(int, self._guard(self._pending_slot))
 
     def unused(self) -> list[int]:
         """The recorded slots the replay never asked for, ascending (a determinism check reports the first)."""
-        return json.loads(self._guard(self._unused))
+        return cast(list[int], json.loads(self._guard(self._unused)))
 
     def snapshot(self) -> dict[str, Any]:
         """The script's full console and its ``data``, as they are now.
@@ -268,11 +268,11 @@ class Realm:
     def near_memory_limit(self) -> bool:
         """Whether the realm has used most of its memory (an allocation failure is then the likely cause)."""
         try:
-            return self._context.memory()["malloc_size"] >= 0.75 * self.limits.memory_bytes
+            return cast(int, self._context.memory()["malloc_size"]) >= 0.75 * self.limits.memory_bytes
         except Exception:  # the binding's statistics are a hint, never a failure
             return False
 
-    def script_error(self, error: dict[str, Any], run_id: str | None = None) -> Exception:
+    def script_error(self, error: dict[str, Any], run_id: str | None = None) -> SandboxError:
         """Turn the prelude's description of an uncaught error into the Python error to raise."""
         reached = self._reached()
         if reached is not None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..actions import call_action
 from .answers import answer_for
-from ..errors import SandboxError
+from ..errors import SandboxError, StoreError
 from ..stores.rows import Entry
 from .waits import EventWait
 
@@ -160,6 +160,8 @@ class Requests:
             child_id = self.runner.engine.new_run_id()
             self._request("call", item, op=op, name=item["name"], input=item["input"], child=child_id,
                           description=None, line=item.get("line"))
+        if not isinstance(child_id, str):  # every child call is journaled with its child's id: a damaged row
+            raise StoreError(f"run {self.runner.run.id}: the journaled call at slot {slot} names no child run")
         interrupt = self.runner.journal.interrupt_at(slot)
         pending = interrupt.body.get("interrupts", []) if interrupt is not None else []
         answers = self.runner.answers.for_child(pending, slot)

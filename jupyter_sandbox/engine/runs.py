@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, Callable
 
 from ..actions import Action, Resume, json_copy
@@ -41,7 +41,7 @@ class Engine:
         self.scratch = scratch  # a throwaway store for a determinism check (the facade picks the backend)
         self.actions: dict[str, Action] = {}
         self.agents: dict[str, Action] = {}
-        self.executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="jsbx-action")
+        self.executor: Executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="jsbx-action")
         self.on_progress = on_progress
 
     new_run_id = staticmethod(new_run_id)
@@ -113,7 +113,7 @@ class Engine:
         limits = limits or self._limits_of(run)
         before = (run.source, run.source_hash)
         edited = source is not None and source != run.source
-        if edited:
+        if edited and source is not None:  # (edited implies it; said again for the type checker)
             self.check_source(source, limits)
             self.store.update_run(run_id, source=source, source_hash=source_hash(source))
             run.source, run.source_hash = source, source_hash(source)
@@ -289,24 +289,24 @@ class Engine:
         except SandboxError:  # the realm itself failed: nothing it was served can be counted
             served = set()
         unreached = sorted(recorded - served - set(runner.held))
-        counts = {"checked": len(recorded) - len(unreached), "recorded": len(recorded)}
+        checked, total = len(recorded) - len(unreached), len(recorded)
         error = result.error
         if isinstance(error, CallLogMismatchError):
-            return CheckReport(run_id, False, result.replayed, mismatch=error, **counts)
+            return CheckReport(run_id, False, result.replayed, mismatch=error, checked=checked, recorded=total)
         if not (isinstance(error, FrontierReached) or result.status in ("completed", "continued")
                 or _same_failure(run, result)):
-            return CheckReport(run_id, False, result.replayed, error=error, **counts)
+            return CheckReport(run_id, False, result.replayed, error=error, checked=checked, recorded=total)
         if unreached:  # the script ended (or waits) without asking for a recorded effect
             position = unreached[0]
             mismatch = CallLogMismatchError(position, journal.recorded(position), {"type": "nothing"},
                                             source=run.source, run_id=run_id)
-            return CheckReport(run_id, False, result.replayed, mismatch=mismatch, **counts)
+            return CheckReport(run_id, False, result.replayed, mismatch=mismatch, checked=checked, recorded=total)
         matches = None
         if result.status == "completed" and run.status == "completed":
             matches = result.output == run.output
         elif result.status == "continued" and run.successor is not None:
             matches = result.state == self.store.get_run(run.successor).input
-        return CheckReport(run_id, True, result.replayed, output_matches=matches, **counts)
+        return CheckReport(run_id, True, result.replayed, output_matches=matches, checked=checked, recorded=total)
 
     async def fork(self, run_id: str, at_seq: int, value: Any, answers: dict[str, Any],
                    observer: Observer | None = None, name: str | None = None) -> RunResult:
@@ -388,7 +388,7 @@ def _limit_overrides(limits: Limits, defaults: Limits) -> dict[str, Any]:
     return {k: v for k, v in limits.__dict__.items() if defaults.__dict__[k] != v}
 
 
-def _bare_recorded(call_log: list) -> Any:
+def _bare_recorded(call_log: list[dict[str, Any] | None]) -> Any:
     def recorded_at(slot: int) -> dict[str, Any] | None:
         return call_log[slot] if 0 <= slot < len(call_log) else None
     return recorded_at

@@ -72,10 +72,16 @@ class SandboxMagics(Magics, Configurable):
             sb.start_scheduler(self.scheduler_interval, on_result=lambda run_id, _outcome: publish(run_id))
         return sb
 
+    def _namespace(self) -> dict[str, Any]:
+        """The user's namespace (magics are always made with a shell: see ``load_ipython_extension``)."""
+        if self.shell is None:
+            raise UsageError("the sandbox magics have no IPython shell (load them with %load_ext jupyter_sandbox)")
+        return self.shell.user_ns
+
     def lookup(self, name: str, option: str) -> Any:
         """A variable of the user's namespace, or a UsageError naming the option."""
         try:
-            return self.shell.user_ns[name]
+            return self._namespace()[name]
         except KeyError:
             raise UsageError(f"{option} {name}: no variable {name!r} in the namespace") from None
 
@@ -146,7 +152,7 @@ class SandboxMagics(Magics, Configurable):
         names = None
         if args.actions:
             try:
-                names = from_namespace(args.actions.split(","), self.shell.user_ns, sb)
+                names = from_namespace(args.actions.split(","), self._namespace(), sb)
             except KeyError as exc:
                 raise UsageError(exc.args[0]) from None
         limits = self.limits(sb, args)
@@ -163,11 +169,11 @@ class SandboxMagics(Magics, Configurable):
         )
 
     @no_var_expand
-    @line_magic("sandbox")
+    @line_magic("sandbox")  # type: ignore[arg-type]  # IPython types line_magic(name) as a union, no overloads
     def sandbox_line(self, line: str) -> None:
         commands.dispatch(self, line)
 
-    sandbox_line.__doc__ = commands.HELP
+    sandbox_line.__doc__ = commands.HELP  # type: ignore[assignment]  # (that gap again: the method reads as Never)
 
 
 def load_ipython_extension(ip: Any) -> SandboxMagics:
