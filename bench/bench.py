@@ -361,7 +361,7 @@ def measure(
         count = reps[n]
         log(f"N = {n:,} ({count} reps)")
         floors: dict[str, list[float]] = {F_COMMIT: [], F_READ: [], F_ROUNDTRIP: [], F_INREALM: []}
-        for rep in range(count):
+        for _rep in range(count):
             floors[F_COMMIT].append(floor_commit(workdir / f"floor-{n}.sqlite", n))
             floors[F_READ].append(floor_read(workdir / f"floor-{n}.sqlite", n))
             floors[F_ROUNDTRIP].append(floor_roundtrip(n))

@@ -14,14 +14,25 @@ import inspect
 import json
 import re
 import sys
+from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .errors import InvalidValue
 
-__all__ = ["Action", "ActionInterrupt", "InputInvalid", "Resume", "Outcome", "call_action", "check_name", "detach",
-           "json_copy", "to_json"]
+__all__ = [
+    "Action",
+    "ActionInterrupt",
+    "InputInvalid",
+    "Resume",
+    "Outcome",
+    "call_action",
+    "check_name",
+    "detach",
+    "json_copy",
+    "to_json",
+]
 
 
 class ActionInterrupt(Exception):
@@ -107,11 +118,23 @@ class Outcome:
 # calls on it), so none may be one, nor ``prototype``. A dotted name (``files.read_file``) is a namespaced
 # one, each segment under the same rule; a name may not also be the namespace of another (``files`` beside
 # ``files.read_file``), so ``actions.files.read_file`` can always address it.
-RESERVED_NAMES = frozenset({
-    "__proto__", "constructor", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable", "toLocaleString",
-    "toString", "valueOf", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__",
-    "prototype",
-})
+RESERVED_NAMES = frozenset(
+    {
+        "__proto__",
+        "constructor",
+        "hasOwnProperty",
+        "isPrototypeOf",
+        "propertyIsEnumerable",
+        "toLocaleString",
+        "toString",
+        "valueOf",
+        "__defineGetter__",
+        "__defineSetter__",
+        "__lookupGetter__",
+        "__lookupSetter__",
+        "prototype",
+    }
+)
 MAX_NAME = 128
 
 
@@ -129,11 +152,15 @@ def check_name(name: Any, taken: Any = (), what: str = "action") -> str:
         raise ValueError(f"an {what} name must have 1 to {MAX_NAME} characters, got {len(name)}")
     for segment in name.split("."):
         if not segment.isidentifier():
-            raise ValueError(f"{what} name {name!r}: {segment!r} is not an identifier (names are identifiers, "
-                             "or identifiers joined by dots: 'files.read_file')")
+            raise ValueError(
+                f"{what} name {name!r}: {segment!r} is not an identifier (names are identifiers, "
+                "or identifiers joined by dots: 'files.read_file')"
+            )
         if segment in RESERVED_NAMES:
-            raise ValueError(f"{what} name {name!r}: {segment!r} is reserved (a member of JavaScript's "
-                             "Object.prototype, which would corrupt the script's `actions` object); choose another")
+            raise ValueError(
+                f"{what} name {name!r}: {segment!r} is reserved (a member of JavaScript's "
+                "Object.prototype, which would corrupt the script's `actions` object); choose another"
+            )
     for other in taken:
         if other == name:
             continue
@@ -237,8 +264,9 @@ def _unstorable(text: str) -> bool:
     return False
 
 
-async def call_action(action: Action, input: Any, resume: Resume | None, executor: Executor,
-                      timeout: float | None, *, gate: bool = True) -> Outcome:
+async def call_action(
+    action: Action, input: Any, resume: Resume | None, executor: Executor, timeout: float | None, *, gate: bool = True
+) -> Outcome:
     """Make one live call: run the function (threaded if plain, on the loop if async) and classify the result.
 
     ``gate=False`` skips the approval step when an earlier attempt already approved this call.
@@ -252,12 +280,18 @@ async def call_action(action: Action, input: Any, resume: Resume | None, executo
             refused = _checked(action, spec, input) if spec is not None else None
             if isinstance(refused, Outcome):  # no human is asked to approve a call that cannot run
                 return refused
-            return Outcome("interrupt", data={**(action.about or {}), "action": action.name, "input": input},
-                           approval=True)
+            return Outcome(
+                "interrupt", data={**(action.about or {}), "action": action.name, "input": input}, approval=True
+            )
         approved, input, reason = _approval(resume.value, input)
         if not approved:
-            return Outcome("error", error={"name": "Rejected", "message": f"{action.name} was rejected"
-                                           + (f": {reason}" if reason else "")})
+            return Outcome(
+                "error",
+                error={
+                    "name": "Rejected",
+                    "message": f"{action.name} was rejected" + (f": {reason}" if reason else ""),
+                },
+            )
         resume = None  # the answer was for the approval, not for the function
     args: tuple[Any, ...] = (input,) if action.takes_input else ()
     kwargs: dict[str, Any] = {}
@@ -280,8 +314,9 @@ async def call_action(action: Action, input: Any, resume: Resume | None, executo
     except _Escaped as escaped:
         return Outcome("error", error=describe_exception(escaped.original))
     except asyncio.TimeoutError:
-        return Outcome("timeout", error={"name": "Timeout",
-                                         "message": f"{action.name} did not finish within {limit:g} s"})
+        return Outcome(
+            "timeout", error={"name": "Timeout", "message": f"{action.name} did not finish within {limit:g} s"}
+        )
     except asyncio.CancelledError:
         task = asyncio.current_task()
         if sys.version_info < (3, 11):  # no Task.cancelling(): the run's cancel cannot be told apart, so it wins
@@ -307,8 +342,10 @@ def _checked(action: Action, spec: Any, input: Any) -> Outcome | tuple[tuple, di
     try:
         return spec.arguments(spec.validate(input))
     except InputInvalid as exc:
-        return Outcome("error", error={"name": "InvalidInput", "issues": exc.issues,
-                                       "message": f"{action.name}: invalid input: {exc}"})
+        return Outcome(
+            "error",
+            error={"name": "InvalidInput", "issues": exc.issues, "message": f"{action.name}: invalid input: {exc}"},
+        )
 
 
 class _Escaped(Exception):

@@ -155,7 +155,10 @@ class Sandbox:
         return declarations(specs)
 
     def tool(self, name: str = "sandbox", *, actions: Iterable[str] | None = None, **options: Any) -> Any:
-        """This sandbox as an agent's tool (``agents.tool.SandboxTool``): the model writes a script, the tool runs it."""
+        """This sandbox as an agent's tool (``agents.tool.SandboxTool``).
+
+        The model writes a script, the tool runs it.
+        """
         from .agents.tool import SandboxTool
 
         return SandboxTool(self, name, actions=actions, **options)

@@ -241,7 +241,7 @@ class JupyterLab:
         deadline = time.monotonic() + 5
         while alive(self.seen) and time.monotonic() < deadline:
             time.sleep(0.1)
-        for left, start in alive(self.seen).items():
+        for left, _start in alive(self.seen).items():
             self.escalated.append(f"killed {left}: {cmdline(left)}")
             try:
                 os.kill(left, signal.SIGKILL)

@@ -119,7 +119,8 @@ REC = "function rec() { return rec() + 1; }\n"
         "await ctx.step({ toString() { return rec(); } }, () => 1);",
         "await actions.ident(1, { description: { toString() { return rec(); } } });",
         "await ctx.call({ toString() { return rec(); } }, 1).catch(() => 0);",
-        "const e = new Error('m'); Object.defineProperty(e, 'name', { get() { return { toString: rec }; } }); return e;",
+        "const e = new Error('m');"
+        " Object.defineProperty(e, 'name', { get() { return { toString: rec }; } }); return e;",
     ],
     ids=["log message", "step label", "call description", "unknown action name", "error name crossing out"],
 )

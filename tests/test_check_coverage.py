@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jupyter_sandbox import ActionInterrupt, ManualClock, RunParked, Sandbox, SandboxInterrupt
+from jupyter_sandbox import ActionInterrupt, ManualClock, RunParked, Sandbox, SandboxInterrupt, ScriptError
 
 
 @pytest.fixture
@@ -106,7 +106,7 @@ def test_a_run_that_continued_as_new_is_checked(sb):
 
 
 def test_a_run_that_failed_replays_its_failure_deterministically(sb):
-    with pytest.raises(Exception):
+    with pytest.raises(ScriptError):
         sb.eval("await actions.work(1); throw new Error('boom')")
     run_id = sb.runs(status="failed")[0].id
     report = sb.check(run_id)
@@ -114,7 +114,7 @@ def test_a_run_that_failed_replays_its_failure_deterministically(sb):
 
 
 def test_a_run_whose_failure_changes_on_replay_is_not_deterministic(sb):
-    with pytest.raises(Exception):
+    with pytest.raises(ScriptError):
         sb.eval("await actions.work(1); throw new Error('boom')")
     run_id = sb.runs(status="failed")[0].id
     report = sb.check(run_id, source="await actions.work(1); throw new Error('bang')")

@@ -124,7 +124,9 @@ def test_parallel_branches_completing_in_another_order_still_replay(gated):
 
     source = """
     const out = [];
-    await ctx.parallel(['a', 'b', 'c'].map(n => async () => { out.push(await actions.fetch(n)); out.push(await ctx.now()) }));
+    await ctx.parallel(['a', 'b', 'c'].map(n => async () => {
+      out.push(await actions.fetch(n)); out.push(await ctx.now())
+    }));
     await actions.gate(0);
     return out;
     """

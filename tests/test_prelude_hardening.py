@@ -32,7 +32,9 @@ const describe = (v) => {
   return out + (isArr(v) ? "]" : "}");
 };
 const seen = [];
-const saw = (v) => { def(seen, seen.length, {__proto__: null, value: describe(v), writable: true, enumerable: true, configurable: true}); };
+const saw = (v) => {
+  def(seen, seen.length, {__proto__: null, value: describe(v), writable: true, enumerable: true, configurable: true});
+};
 """
 
 BODY = r"""

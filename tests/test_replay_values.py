@@ -107,15 +107,15 @@ class Driver:
                 return pending().output
             except SandboxInterrupt as it:
                 run_id = it.run_id
-                pending = lambda: self.sandbox(given).resume(run_id, True)  # noqa: E731
+                pending = lambda run_id=run_id: self.sandbox(given).resume(run_id, True)  # noqa: E731
             except RunParked as parked:
                 run_id = parked.run_id
                 if parked.waiting and any("match" in w for w in parked.waiting) and signals:
                     event = signals.pop(0)
-                    pending = lambda: self.sandbox(given).signal(run_id, event)  # noqa: E731
+                    pending = lambda run_id=run_id, event=event: self.sandbox(given).signal(run_id, event)  # noqa: E731
                 else:
                     self.clock.advance(max((parked.due or self.clock.now()) - self.clock.now(), 0) + 1)
-                    pending = lambda: self.sandbox(given).resume(run_id)  # noqa: E731
+                    pending = lambda run_id=run_id: self.sandbox(given).resume(run_id)  # noqa: E731
         raise AssertionError("the run did not finish")
 
     @property

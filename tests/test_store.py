@@ -28,6 +28,7 @@ from jupyter_sandbox import (
     RunStateError,
     Sandbox,
     SandboxInterrupt,
+    ScriptError,
     StoreError,
 )
 from jupyter_sandbox.stores.base import SCHEMA_VERSION
@@ -291,7 +292,7 @@ def test_a_file_that_is_not_a_store_is_a_clear_error(tmp_path):
 def test_runs_lists_runs_newest_first_with_names_and_status(store_url):
     sb = Sandbox(store_url)
     sb.eval("return 1", name="first")
-    with pytest.raises(Exception):
+    with pytest.raises(ScriptError):
         sb.eval("throw new Error('x')", name="second")
     listed = [(r.name, r.status) for r in sb.runs()]
     assert listed == [("second", "failed"), ("first", "completed")]

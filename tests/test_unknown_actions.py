@@ -78,7 +78,8 @@ def test_a_huge_unknown_name_is_shown_cut_short_and_costs_no_suggestion(publishi
 def test_actions_stays_a_plain_frozen_object_for_everything_else(publishing):
     result = publishing.eval(
         "return ['publsh' in actions, 'publish' in actions, Object.keys(actions).sort(), actions.then === undefined, "
-        "actions.toJSON === undefined, JSON.stringify(actions), typeof actions.toString, actions.hasOwnProperty('publish'), "
+        "actions.toJSON === undefined, JSON.stringify(actions), typeof actions.toString,"
+        " actions.hasOwnProperty('publish'), "
         "actions instanceof Object, Object.isFrozen(actions), typeof actions[Symbol.iterator]]"
     )
     assert result.output == [

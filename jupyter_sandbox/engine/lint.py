@@ -49,7 +49,7 @@ HINTS = {
 # A forbidden name not followed by more of an identifier (`fetch_`); `lint`
 # checks what precedes it (`prefetch`, `$fetch`, `#fetch`), since a lookbehind
 # here would make the scan several times slower.
-_NAMES = re.compile(r"(?:%s)(?![\w$])" % "|".join(HINTS))
+_NAMES = re.compile(r"(?:{})(?![\w$])".format("|".join(HINTS)))
 _IDENTIFIER_CHAR = re.compile(r"[\w$#]")
 
 # After these keywords a "/" starts a regular expression, not a division.
@@ -77,19 +77,19 @@ _BEFORE_EXPRESSION = {
 # pieces; `_code_only` tells any other "/" apart.
 # (Loops are written `a*(?:b a*)*`, each `b` a character `a` cannot match, so
 # a run is read once and never backtracked into.)
-_DIVISION = r"(?:%s)/(?![/*])" % "|".join(
-    r"(?<=[\w$)\]}]%s)%s" % (space, "".join(f"(?<!{word}{space})" for word in sorted(_BEFORE_EXPRESSION)))
+_DIVISION = r"(?:{})/(?![/*])".format("|".join(
+    r"(?<=[\w$)\]}}]{}){}".format(space, "".join(f"(?<!{word}{space})" for word in sorted(_BEFORE_EXPRESSION)))
     for space in ("", "[ ]")  # (a class: the patterns below are verbose)
-)
+))
 _PIECES = r"""
     (?P<string>'[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*'?|"[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*"?)
   | (?P<comment>//[^\n]*|/\*[^*]*(?:\*+(?!/)[^*]*)*(?:\*+/|\Z))
   | (?P<slash>/)
   | (?P<backtick>`)
 """
-_PIECE = re.compile(r"(?P<code>[^'\"`/]+(?:%s[^'\"`/]*)*)|%s" % (_DIVISION, _PIECES), re.VERBOSE)
+_PIECE = re.compile(rf"(?P<code>[^'\"`/]+(?:{_DIVISION}[^'\"`/]*)*)|{_PIECES}", re.VERBOSE)
 _PIECE_IN_TEMPLATE = re.compile(
-    r"(?P<code>[^'\"`/{}]+(?:%s[^'\"`/{}]*)*)|(?P<brace>[{}])|%s" % (_DIVISION, _PIECES), re.VERBOSE
+    rf"(?P<code>[^'\"`/{{}}]+(?:{_DIVISION}[^'\"`/{{}}]*)*)|(?P<brace>[{{}}])|{_PIECES}", re.VERBOSE
 )
 # Template text after "`" or after the "}" closing a "${": up to "`" or "${".
 _TEMPLATE_TEXT = re.compile(r"[^`\\$]*(?:(?:\\[\s\S]?|\$(?!\{))[^`\\$]*)*(?:`|\$\{|\Z)")

@@ -105,7 +105,7 @@ def _due_order(rows: list[tuple[Any, ...]]) -> list[str]:
 
 
 def _row_to_run(row: tuple[Any, ...]) -> RunRow:
-    return run_from_values(dict(zip(_COLUMNS, row)), time.time())
+    return run_from_values(dict(zip(_COLUMNS, row, strict=False)), time.time())
 
 
 class SQLiteStore:
@@ -361,7 +361,7 @@ class SQLiteStore:
             (run_id,),
         )
         keys = ("n", "source_hash", "started", "ended", "outcome", "replayed", "first_seq")
-        return [dict(zip(keys, r)) for r in rows]
+        return [dict(zip(keys, r, strict=False)) for r in rows]
 
     # -- the journal ---------------------------------------------------------------
 
@@ -483,7 +483,7 @@ class SQLiteStore:
         )
         signals = self._read("SELECT event, created, delivered_seq FROM signals WHERE run_id = ?", (run_id,))
         return {
-            "run": dict(zip(_COLUMNS, row[0])),
+            "run": dict(zip(_COLUMNS, row[0], strict=False)),
             "journal": [list(r) for r in journal],
             "attempts": [list(a) for a in attempts],
             "signals": [list(s) for s in signals],
