@@ -76,8 +76,16 @@ class Limits:
     console_bytes: int = 4 * 1024 * 1024
 
     def __post_init__(self) -> None:
-        for name in ("source_bytes", "memory_bytes", "stack_bytes", "journal_entries", "journal_bytes", "generations",
-                     "console_lines", "console_bytes"):
+        for name in (
+            "source_bytes",
+            "memory_bytes",
+            "stack_bytes",
+            "journal_entries",
+            "journal_bytes",
+            "generations",
+            "console_lines",
+            "console_bytes",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"Limits.{name} must be a positive integer, got {value!r}")
@@ -86,16 +94,18 @@ class Limits:
         if self.memory_bytes < MIN_MEMORY:
             raise ValueError(f"Limits.memory_bytes must be at least {MIN_MEMORY // 2**20} MiB, got {self.memory_bytes}")
         if not MIN_STACK <= self.stack_bytes <= MAX_STACK:
-            raise ValueError(f"Limits.stack_bytes must be between {MIN_STACK // 1024} KiB and "
-                             f"{MAX_STACK // 2**20} MiB, got {self.stack_bytes}")
+            raise ValueError(
+                f"Limits.stack_bytes must be between {MIN_STACK // 1024} KiB and "
+                f"{MAX_STACK // 2**20} MiB, got {self.stack_bytes}"
+            )
         for name in ("fuel_seconds", "inline_sleep_ms"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 \
-                    or value == float("inf"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value == float("inf"):
                 raise ValueError(f"Limits.{name} must be a positive number, got {value!r}")
         timeout = self.action_timeout
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                    or not timeout > 0):
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
+        ):
             raise ValueError(f"Limits.action_timeout must be positive or None, got {timeout!r}")
 
 
@@ -132,8 +142,12 @@ class Realm:
 
     def start(self, settings: dict[str, Any], now: float) -> None:
         """Install the script's world, compile the script and run it to its first await."""
-        settings = {**settings, "lineOffset": LINE_OFFSET, "consoleLines": self.limits.console_lines,
-                    "consoleBytes": self.limits.console_bytes}
+        settings = {
+            **settings,
+            "lineOffset": LINE_OFFSET,
+            "consoleLines": self.limits.console_lines,
+            "consoleBytes": self.limits.console_bytes,
+        }
         self._guard(self._configure, json.dumps(settings, allow_nan=False), now)
         wrapped = "\n" * (LINE_OFFSET - 1) + "(async function () {\n" + self.source + "\n})"
         try:
@@ -151,8 +165,7 @@ class Realm:
             line, column = int(match.group(1)) - LINE_OFFSET, int(match.group(2))
         if line is not None and line > self.source.count("\n") + 1:
             line = self.source.count("\n") + 1  # "unexpected end of input" points past the wrapper
-        return ScriptError(name.strip() or "SyntaxError", first, line=line, column=column,
-                           stack="", source=self.source)
+        return ScriptError(name.strip() or "SyntaxError", first, line=line, column=column, stack="", source=self.source)
 
     # -- the moves the runner makes -------------------------------------------
 
@@ -261,9 +274,14 @@ class Realm:
         if limit == "memory":
             return self._memory_exceeded()
         lines, size = self.limits.console_lines, self.limits.console_bytes
-        return LimitExceeded("console", f"the script wrote more than {lines} console lines or {size // 1024} KiB "
-                             "of console text in one attempt (Limits.console_lines, Limits.console_bytes)",
-                             value=(lines, size), line=line, source=self.source)
+        return LimitExceeded(
+            "console",
+            f"the script wrote more than {lines} console lines or {size // 1024} KiB "
+            "of console text in one attempt (Limits.console_lines, Limits.console_bytes)",
+            value=(lines, size),
+            line=line,
+            source=self.source,
+        )
 
     def near_memory_limit(self) -> bool:
         """Whether the realm has used most of its memory (an allocation failure is then the likely cause)."""
@@ -287,8 +305,10 @@ class Realm:
         if uninitialized or (odd and self.near_memory_limit()):
             return self._memory_exceeded(run_id)
         if name == "Error" and message == "uncaught null":
-            message = (f"uncaught null: the script threw null, or ran out of memory (the realm's limit is "
-                       f"{self.limits.memory_bytes // 2**20} MiB) so badly that no error could be made")
+            message = (
+                f"uncaught null: the script threw null, or ran out of memory (the realm's limit is "
+                f"{self.limits.memory_bytes // 2**20} MiB) so badly that no error could be made"
+            )
         stack, line, column = rewrite_stack(error.get("stack", ""))
         if name == "RangeError" and "call stack" in message:
             return self._stack_exceeded(line, f" ({message})", run_id)
@@ -298,23 +318,45 @@ class Realm:
             from ..errors import ActionError
 
             issues = error.get("issues")
-            return ActionError(error.get("action", "?"), message, line=line, column=column, stack=stack,
-                               source=self.source, run_id=run_id, issues=issues if isinstance(issues, list) else None)
+            return ActionError(
+                error.get("action", "?"),
+                message,
+                line=line,
+                column=column,
+                stack=stack,
+                source=self.source,
+                run_id=run_id,
+                issues=issues if isinstance(issues, list) else None,
+            )
         return ScriptError(name, message, line=line, column=column, stack=stack, source=self.source, run_id=run_id)
 
     def _fuel_exhausted(self, line: int | None = None) -> LimitExceeded:
-        return LimitExceeded("fuel-exhausted", f"the script ran for more than {self.limits.fuel_seconds:g} s of CPU "
-                             "without waiting on an action, a timer or an event", value=self.limits.fuel_seconds,
-                             line=line, source=self.source)
+        return LimitExceeded(
+            "fuel-exhausted",
+            f"the script ran for more than {self.limits.fuel_seconds:g} s of CPU "
+            "without waiting on an action, a timer or an event",
+            value=self.limits.fuel_seconds,
+            line=line,
+            source=self.source,
+        )
 
     def _memory_exceeded(self, run_id: str | None = None) -> LimitExceeded:
-        return LimitExceeded("memory", f"the script used more than {self.limits.memory_bytes // 2**20} MiB",
-                             value=self.limits.memory_bytes, run_id=run_id)
+        return LimitExceeded(
+            "memory",
+            f"the script used more than {self.limits.memory_bytes // 2**20} MiB",
+            value=self.limits.memory_bytes,
+            run_id=run_id,
+        )
 
     def _stack_exceeded(self, line: int | None, detail: str = "", run_id: str | None = None) -> LimitExceeded:
-        return LimitExceeded("stack", f"the script's call stack went past {self.limits.stack_bytes // 1024} KiB"
-                             f"{detail}", value=self.limits.stack_bytes, line=line, source=self.source,
-                             run_id=run_id)
+        return LimitExceeded(
+            "stack",
+            f"the script's call stack went past {self.limits.stack_bytes // 1024} KiB{detail}",
+            value=self.limits.stack_bytes,
+            line=line,
+            source=self.source,
+            run_id=run_id,
+        )
 
     def _line_in(self, text: str) -> int | None:
         return rewrite_stack(text)[1]
@@ -337,5 +379,5 @@ def rewrite_stack(stack: Any) -> tuple[str, int | None, int | None]:
         line -= LINE_OFFSET
         if first is None:
             first = (line, int(match.group(2)))
-        out.append(frame[: match.start()] + f"workflow.js:{line}:{match.group(2)}" + frame[match.end():])
+        out.append(frame[: match.start()] + f"workflow.js:{line}:{match.group(2)}" + frame[match.end() :])
     return "\n".join(out), (first[0] if first else None), (first[1] if first else None)

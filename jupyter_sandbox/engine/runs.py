@@ -9,23 +9,32 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
 from ..actions import Action, Resume, json_copy
+from ..errors import (
+    CallLogMismatchError,
+    LimitExceeded,
+    RunBusyError,
+    RunParked,
+    RunStateError,
+    SandboxError,
+    SandboxInterrupt,
+    ScriptError,
+)
+from ..results import CheckReport, RunResult
+from ..stores.base import RunRow, Store, new_run_id, source_hash
 from . import children
+from .answers import Answers
+from .attempt import Attempt, AttemptResult, Observer
 from .clock import Clock
-from ..errors import (CallLogMismatchError, LimitExceeded, RunBusyError, RunParked, RunStateError, SandboxError,
-                     SandboxInterrupt, ScriptError)
 from .journal import CallLog, Journal, plan_from_call_log
 from .lint import lint
 from .realm import Limits
-from ..results import CheckReport, RunResult
-from .answers import Answers
-from .attempt import Attempt, AttemptResult, Observer
 from .requests import FrontierReached
 from .runner import Runner
-from ..stores.base import RunRow, Store, new_run_id, source_hash
 
 __all__ = ["Engine"]
 
@@ -35,8 +44,15 @@ RESUMABLE = ("interrupted", "parked", "cancelled", "failed", "stalled")
 
 
 class Engine:
-    def __init__(self, store: Store, limits: Limits, clock: Clock,
-                 on_progress: Callable[[str, Any], None] | None = None, *, scratch: Callable[[], Store]):
+    def __init__(
+        self,
+        store: Store,
+        limits: Limits,
+        clock: Clock,
+        on_progress: Callable[[str, Any], None] | None = None,
+        *,
+        scratch: Callable[[], Store],
+    ):
         self.store, self.limits, self.clock = store, limits, clock
         self.scratch = scratch  # a throwaway store for a determinism check (the facade picks the backend)
         self.actions: dict[str, Action] = {}
@@ -51,8 +67,9 @@ class Engine:
         old, self.executor = self.executor, ThreadPoolExecutor(max_workers=32, thread_name_prefix="jsbx-action")
         old.shutdown(wait=False)
 
-    async def run_child(self, parent: Attempt, slot: int, op: str, spec: Any, child_id: str, answers: Answers,
-                        resumed: bool) -> Any:
+    async def run_child(
+        self, parent: Attempt, slot: int, op: str, spec: Any, child_id: str, answers: Answers, resumed: bool
+    ) -> Any:
         return await children.run_child(self, parent, op, spec, child_id, answers)
 
     def progress(self, run_id: str, patch: Any, observer: Observer) -> None:
@@ -71,14 +88,27 @@ class Engine:
             raise TypeError(f"the script must be a string, got {type(source).__name__}")
         size = len(source.encode("utf-8", "surrogatepass"))
         if size > limits.source_bytes:
-            raise LimitExceeded("source-size", f"the script is {size // 1024} KiB; the limit is "
-                                f"{limits.source_bytes // 1024} KiB", value=limits.source_bytes)
+            raise LimitExceeded(
+                "source-size",
+                f"the script is {size // 1024} KiB; the limit is {limits.source_bytes // 1024} KiB",
+                value=limits.source_bytes,
+            )
         _check_characters(source)
         lint(source)
 
-    async def start(self, source: str, *, input: Any = None, name: str | None = None, strict: bool = False,
-                    actions: list[str] | None = None, limits: Limits | None = None, call_log: Any = None,
-                    answers: Answers | None = None, observer: Observer | None = None) -> RunResult:
+    async def start(
+        self,
+        source: str,
+        *,
+        input: Any = None,
+        name: str | None = None,
+        strict: bool = False,
+        actions: list[str] | None = None,
+        limits: Limits | None = None,
+        call_log: Any = None,
+        answers: Answers | None = None,
+        observer: Observer | None = None,
+    ) -> RunResult:
         limits = limits or self.limits
         self.check_source(source, limits)
         input = json_copy(input, "the run's input")  # as the script sees it; the caller's object is not kept
@@ -87,23 +117,43 @@ class Engine:
         if answers.given():  # refused before a run exists: a mistyped answer leaves nothing behind
             answers.check()
             answers.refuse_unaddressed_in_call_log(call_log)
-        run = RunRow(id=new_run_id(), kind="workflow", status="created", source=source, name=name,
-                     source_hash=source_hash(source), input=input,
-                     options={"strict": strict, "actions": actions, "limits": _limit_overrides(limits, self.limits)})
+        run = RunRow(
+            id=new_run_id(),
+            kind="workflow",
+            status="created",
+            source=source,
+            name=name,
+            source_hash=source_hash(source),
+            input=input,
+            options={"strict": strict, "actions": actions, "limits": _limit_overrides(limits, self.limits)},
+        )
         self.store.create_run(run)
         recorded_at = _bare_recorded(call_log) if call_log is not None else None
         return await self._drive(run, answers, observer or Observer(), limits, plan, recorded_at)
 
-    async def resume(self, run_id: str, answers: Answers, *, source: str | None = None,
-                     observer: Observer | None = None, limits: Limits | None = None,
-                     force: bool = False) -> RunResult:
+    async def resume(
+        self,
+        run_id: str,
+        answers: Answers,
+        *,
+        source: str | None = None,
+        observer: Observer | None = None,
+        limits: Limits | None = None,
+        force: bool = False,
+    ) -> RunResult:
         run = self.store.get_run(run_id)
         if run.kind != "workflow" or run.parent is not None:
-            raise RunStateError(f"run {run_id} is a child run; resume its top-level run "
-                                f"{self._root(run_id)} instead", run_id=run_id, status=run.status)
+            raise RunStateError(
+                f"run {run_id} is a child run; resume its top-level run {self._root(run_id)} instead",
+                run_id=run_id,
+                status=run.status,
+            )
         if run.status in ("completed", "continued"):
-            raise RunStateError(f"run {run_id} is {run.status}; use check() to replay it or fork() to try "
-                                "another answer", run_id=run_id, status=run.status)
+            raise RunStateError(
+                f"run {run_id} is {run.status}; use check() to replay it or fork() to try another answer",
+                run_id=run_id,
+                status=run.status,
+            )
         read = None
         if answers.given():  # every answer must reach an open interrupt; checked before anything changes
             answers.check()
@@ -126,17 +176,32 @@ class Engine:
                 self.store.update_run(run_id, source=before[0], source_hash=before[1])
             raise
 
-    async def _drive(self, run: RunRow, answers: Answers, observer: Observer, limits: Limits,
-                     plan: dict[str, Any] | None, recorded_at: Any, force: bool = False,
-                     read: tuple[Journal, int] | None = None) -> RunResult:
+    async def _drive(
+        self,
+        run: RunRow,
+        answers: Answers,
+        observer: Observer,
+        limits: Limits,
+        plan: dict[str, Any] | None,
+        recorded_at: Any,
+        force: bool = False,
+        read: tuple[Journal, int] | None = None,
+    ) -> RunResult:
         answers.check()  # an answer is journaled and handed to an action: JSON, or a clear error now
         result, run, run_ids = await self.run_chain(run, answers, observer, limits, plan, recorded_at, force, read)
         return self._conclude(run, result, run_ids)
 
-    async def run_chain(self, run: RunRow, answers: Answers, observer: Observer, limits: Limits,
-                        plan: dict[str, Any] | None = None, recorded_at: Any = None,
-                        force: bool = False, read: tuple[Journal, int] | None = None,
-                        ) -> tuple[AttemptResult, RunRow, list[str]]:
+    async def run_chain(
+        self,
+        run: RunRow,
+        answers: Answers,
+        observer: Observer,
+        limits: Limits,
+        plan: dict[str, Any] | None = None,
+        recorded_at: Any = None,
+        force: bool = False,
+        read: tuple[Journal, int] | None = None,
+    ) -> tuple[AttemptResult, RunRow, list[str]]:
         """Run attempts along a ``continueAsNew`` chain until one does not continue."""
         run_ids = [run.id]
         while True:
@@ -145,16 +210,29 @@ class Engine:
             if result.status != "continued":
                 return result, run, run_ids
             if len(run_ids) > limits.generations:
-                raise LimitExceeded("generations", f"the script continued as new {limits.generations} times in one "
-                                    "call; is its stopping condition right?", value=limits.generations,
-                                    run_id=run.id)
+                raise LimitExceeded(
+                    "generations",
+                    f"the script continued as new {limits.generations} times in one "
+                    "call; is its stopping condition right?",
+                    value=limits.generations,
+                    run_id=run.id,
+                )
             run = self._successor(run, result.state)
             run_ids.append(run.id)
             answers, plan, recorded_at, force = Answers(), None, None, False
 
-    async def attempt(self, run: RunRow, answers: Answers, observer: Observer, limits: Limits,
-                      plan: dict[str, Any] | None = None, recorded_at: Any = None, *,
-                      force: bool = False, read: tuple[Journal, int] | None = None) -> AttemptResult:
+    async def attempt(
+        self,
+        run: RunRow,
+        answers: Answers,
+        observer: Observer,
+        limits: Limits,
+        plan: dict[str, Any] | None = None,
+        recorded_at: Any = None,
+        *,
+        force: bool = False,
+        read: tuple[Journal, int] | None = None,
+    ) -> AttemptResult:
         """One attempt: claim the run (compare-and-set), run it, record how it ended.
 
         ``read``: the journal as read before the claim, with its size in bytes read before it. The
@@ -170,12 +248,30 @@ class Engine:
             self.store.release(run.id)
             raise
         answers.settle_first(journal)
-        runner = Runner(Attempt(self, run, journal, number, plan=plan or journal.plan(), answers=answers,
-                                strict=bool(run.options.get("strict")), action_names=self._action_names(run),
-                                limits=limits, recorded_at=recorded_at or journal.recorded, observer=observer,
-                                store=self.store, size=size))
-        runner.writer.append("attempt", None, n=number, source_hash=run.source_hash,
-                             resumed_from=sorted([*answers.by_id, *map(str, answers.by_position)]))
+        runner = Runner(
+            Attempt(
+                self,
+                run,
+                journal,
+                number,
+                plan=plan or journal.plan(),
+                answers=answers,
+                strict=bool(run.options.get("strict")),
+                action_names=self._action_names(run),
+                limits=limits,
+                recorded_at=recorded_at or journal.recorded,
+                observer=observer,
+                store=self.store,
+                size=size,
+            )
+        )
+        runner.writer.append(
+            "attempt",
+            None,
+            n=number,
+            source_hash=run.source_hash,
+            resumed_from=sorted([*answers.by_id, *map(str, answers.by_position)]),
+        )
         try:
             result = await runner.run_attempt()
         except asyncio.CancelledError:
@@ -191,22 +287,41 @@ class Engine:
             fields["error"] = _error_record(result.error)
         elif result.status == "parked":
             fields["wake_at"] = result.due
-        self.store.finish_attempt(run.id, number, result.status, runner.writer.take(), replayed=result.replayed,
-                                  **fields)
+        self.store.finish_attempt(
+            run.id, number, result.status, runner.writer.take(), replayed=result.replayed, **fields
+        )
         run.status = result.status
         result.call_log = runner.journal.call_log()  # the journal as committed: no second read
         return result
 
     def _conclude(self, run: RunRow, result: AttemptResult, run_ids: list[str]) -> RunResult:
         if result.status == "completed":
-            return RunResult(result.output, result.console, result.data, CallLog(result.call_log, run_id=run.id),
-                             run.id, run_ids, replayed=result.replayed)
+            return RunResult(
+                result.output,
+                result.console,
+                result.data,
+                CallLog(result.call_log, run_id=run.id),
+                run.id,
+                run_ids,
+                replayed=result.replayed,
+            )
         if result.status == "interrupted":
-            raise SandboxInterrupt(run_id=run.id, call_log=CallLog(result.call_log, run_id=run.id), console=result.console,
-                                   data=result.data, interrupts=result.interrupts)
+            raise SandboxInterrupt(
+                run_id=run.id,
+                call_log=CallLog(result.call_log, run_id=run.id),
+                console=result.console,
+                data=result.data,
+                interrupts=result.interrupts,
+            )
         if result.status == "parked":
-            raise RunParked(run_id=run.id, due=result.due, waiting=result.waiting, console=result.console,
-                            data=result.data, call_log=CallLog(result.call_log, run_id=run.id))
+            raise RunParked(
+                run_id=run.id,
+                due=result.due,
+                waiting=result.waiting,
+                console=result.console,
+                data=result.data,
+                call_log=CallLog(result.call_log, run_id=run.id),
+            )
         assert result.error is not None
         raise result.error
 
@@ -214,9 +329,18 @@ class Engine:
         return CallLog(Journal(self.store.entries(run_id)).call_log(), run_id=run_id)
 
     def _successor(self, run: RunRow, state: Any) -> RunRow:
-        successor = RunRow(id=new_run_id(), kind=run.kind, status="created", source=run.source, name=run.name,
-                           source_hash=run.source_hash, input=state, parent=run.parent, predecessor=run.id,
-                           options=run.options)
+        successor = RunRow(
+            id=new_run_id(),
+            kind=run.kind,
+            status="created",
+            source=run.source,
+            name=run.name,
+            source_hash=run.source_hash,
+            input=state,
+            parent=run.parent,
+            predecessor=run.id,
+            options=run.options,
+        )
         self.store.create_run(successor)
         self.store.update_run(run.id, successor=successor.id)
         return successor
@@ -275,10 +399,23 @@ class Engine:
             run.source = source
         scratch = self.scratch()
         plan = journal.plan()
-        runner = Runner(Attempt(self, run, journal, journal.attempts + 1, plan=plan, answers=Answers(),
-                                strict=bool(run.options.get("strict")), action_names=self._action_names(run),
-                                limits=self._limits_of(run), recorded_at=journal.recorded, observer=Observer(),
-                                store=scratch, execute=False))
+        runner = Runner(
+            Attempt(
+                self,
+                run,
+                journal,
+                journal.attempts + 1,
+                plan=plan,
+                answers=Answers(),
+                strict=bool(run.options.get("strict")),
+                action_names=self._action_names(run),
+                limits=self._limits_of(run),
+                recorded_at=journal.recorded,
+                observer=Observer(),
+                store=scratch,
+                execute=False,
+            )
+        )
         result = await runner.run_attempt()
         scratch.close()
         # What the replay reached: the completions it was served, and the open requests it asked for again.
@@ -293,13 +430,17 @@ class Engine:
         error = result.error
         if isinstance(error, CallLogMismatchError):
             return CheckReport(run_id, False, result.replayed, mismatch=error, checked=checked, recorded=total)
-        if not (isinstance(error, FrontierReached) or result.status in ("completed", "continued")
-                or _same_failure(run, result)):
+        if not (
+            isinstance(error, FrontierReached)
+            or result.status in ("completed", "continued")
+            or _same_failure(run, result)
+        ):
             return CheckReport(run_id, False, result.replayed, error=error, checked=checked, recorded=total)
         if unreached:  # the script ended (or waits) without asking for a recorded effect
             position = unreached[0]
-            mismatch = CallLogMismatchError(position, journal.recorded(position), {"type": "nothing"},
-                                            source=run.source, run_id=run_id)
+            mismatch = CallLogMismatchError(
+                position, journal.recorded(position), {"type": "nothing"}, source=run.source, run_id=run_id
+            )
             return CheckReport(run_id, False, result.replayed, mismatch=mismatch, checked=checked, recorded=total)
         matches = None
         if result.status == "completed" and run.status == "completed":
@@ -308,8 +449,15 @@ class Engine:
             matches = result.state == self.store.get_run(run.successor).input
         return CheckReport(run_id, True, result.replayed, output_matches=matches, checked=checked, recorded=total)
 
-    async def fork(self, run_id: str, at_seq: int, value: Any, answers: dict[str, Any],
-                   observer: Observer | None = None, name: str | None = None) -> RunResult:
+    async def fork(
+        self,
+        run_id: str,
+        at_seq: int,
+        value: Any,
+        answers: dict[str, Any],
+        observer: Observer | None = None,
+        name: str | None = None,
+    ) -> RunResult:
         """A new run that replays ``run_id``'s journal before ``at_seq`` and runs live after it."""
         run = self.store.get_run(run_id)
         wanted = Answers(by_id=dict(answers), first=value)
@@ -317,9 +465,16 @@ class Engine:
             wanted.check()
             prefix = Journal([e for e in self.store.entries(run_id) if e.seq < at_seq])
             wanted.refuse_unaddressed(prefix, run_id, f"at entry {at_seq}")
-        fork = RunRow(id=new_run_id(), kind="workflow", status="created", source=run.source,
-                      name=name or f"{run.name or run.id} fork@{at_seq}", source_hash=run.source_hash,
-                      input=run.input, options={**run.options, "forked_from": [run.id, at_seq]})
+        fork = RunRow(
+            id=new_run_id(),
+            kind="workflow",
+            status="created",
+            source=run.source,
+            name=name or f"{run.name or run.id} fork@{at_seq}",
+            source_hash=run.source_hash,
+            input=run.input,
+            options={**run.options, "forked_from": [run.id, at_seq]},
+        )
         self.store.create_run(fork)
         attempts = self.store.copy_prefix(run.id, fork.id, at_seq)
         self.store.update_run(fork.id, status="interrupted", attempt=attempts)
@@ -327,8 +482,7 @@ class Engine:
         pending = self.pending(fork.id)
         if value is not None and pending:
             answers.setdefault(pending[0].id or "", value)
-        return await self._drive(fork, Answers(by_id=answers), observer or Observer(), self._limits_of(run),
-                                 None, None)
+        return await self._drive(fork, Answers(by_id=answers), observer or Observer(), self._limits_of(run), None, None)
 
     # -- views ------------------------------------------------------------------
 
@@ -338,14 +492,31 @@ class Engine:
         journal = Journal(self.store.entries(run_id))
         pending = []
         if run.status not in ("completed", "continued"):  # a failed resume (a mismatch) leaves its interrupt open
-            pending = [{"id": e.body["id"], "run_id": run_id, "position": e.slot, "name": e.body.get("name"),
-                        "data": e.body.get("data"), "approval": bool(e.body.get("approval")),
-                        "interrupts": e.body.get("interrupts")} for e in journal.pending_interrupts()]
-        return {"version": 1, "run": {**run.to_dict(), "source": None}, "attempts": self.store.attempts(run_id),
-                "entries": [e.to_dict() for e in journal.entries], "pending": pending, "source": run.source}
+            pending = [
+                {
+                    "id": e.body["id"],
+                    "run_id": run_id,
+                    "position": e.slot,
+                    "name": e.body.get("name"),
+                    "data": e.body.get("data"),
+                    "approval": bool(e.body.get("approval")),
+                    "interrupts": e.body.get("interrupts"),
+                }
+                for e in journal.pending_interrupts()
+            ]
+        return {
+            "version": 1,
+            "run": {**run.to_dict(), "source": None},
+            "attempts": self.store.attempts(run_id),
+            "entries": [e.to_dict() for e in journal.entries],
+            "pending": pending,
+            "source": run.source,
+        }
 
     def pending(self, run_id: str) -> list[Resume]:
-        return [Resume(position=e.slot, id=e.body["id"]) for e in Journal(self.store.entries(run_id)).pending_interrupts()]
+        return [
+            Resume(position=e.slot, id=e.body["id"]) for e in Journal(self.store.entries(run_id)).pending_interrupts()
+        ]
 
 
 def _check_characters(source: str) -> None:
@@ -360,17 +531,26 @@ def _check_characters(source: str) -> None:
         for column, char in enumerate(text, start=1):
             if char == "\0" or "\ud800" <= char <= "\udfff":
                 what = "a NUL character" if char == "\0" else f"a lone surrogate (U+{ord(char):04X})"
-                raise ScriptError("SyntaxError", f"the script contains {what}, which the realm cannot read; "
-                                  f"write it as the escape \\u{ord(char):04x} inside a string", line=number,
-                                  column=column,
-                                  source=source)
+                raise ScriptError(
+                    "SyntaxError",
+                    f"the script contains {what}, which the realm cannot read; "
+                    f"write it as the escape \\u{ord(char):04x} inside a string",
+                    line=number,
+                    column=column,
+                    source=source,
+                )
 
 
 def _same_failure(run: RunRow, result: AttemptResult) -> bool:
     """A failed run whose replay fails with the very same error: its failure is deterministic too."""
     recorded = run.error if isinstance(run.error, dict) else {}
-    return run.status == "failed" and result.status == "failed" and result.error is not None \
-        and not isinstance(result.error, (FrontierReached, LimitExceeded)) and str(result.error) == recorded.get("text")
+    return (
+        run.status == "failed"
+        and result.status == "failed"
+        and result.error is not None
+        and not isinstance(result.error, (FrontierReached, LimitExceeded))
+        and str(result.error) == recorded.get("text")
+    )
 
 
 def _error_record(error: Exception | None) -> dict[str, Any] | None:
@@ -391,4 +571,5 @@ def _limit_overrides(limits: Limits, defaults: Limits) -> dict[str, Any]:
 def _bare_recorded(call_log: list[dict[str, Any] | None]) -> Any:
     def recorded_at(slot: int) -> dict[str, Any] | None:
         return call_log[slot] if 0 <= slot < len(call_log) else None
+
     return recorded_at
