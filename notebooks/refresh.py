@@ -29,8 +29,10 @@ from jupytext.combine import combine_inputs_with_outputs
 
 HERE = Path(__file__).resolve().parent
 FORMAT = "py:percent"
-METADATA = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"}}
+METADATA = {
+    "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+    "language_info": {"name": "python"},
+}
 
 
 def synced(name: str) -> nbformat.NotebookNode:
@@ -56,8 +58,9 @@ def execute(nb: nbformat.NotebookNode, name: str) -> None:
         started = time.monotonic()
         # Now and then nbclient gets the reply of a cell that clicked a panel only when its timeout
         # ends, although the kernel went idle at once; the notebook still comes out right, later.
-        client = NotebookClient(nb, kernel_name="python3", timeout=60, record_timing=False,
-                                resources={"metadata": {"path": tmp}})
+        client = NotebookClient(
+            nb, kernel_name="python3", timeout=60, record_timing=False, resources={"metadata": {"path": tmp}}
+        )
         try:
             with client.setup_kernel():
                 for index, cell in enumerate(nb.cells):

@@ -59,10 +59,12 @@ _BEFORE_EXPRESSION = {
 # but not `return /x/`) stays in the run, so that dense code takes far fewer
 # pieces; `_code_only` tells any other "/" apart.
 # (Loops are written `a*(?:b a*)*` so long runs scan fast.)
-_DIVISION = r"(?:{})/(?![/*])".format("|".join(
-    r"(?<=[\w$)\]}}]{}){}".format(space, "".join(f"(?<!{word}{space})" for word in sorted(_BEFORE_EXPRESSION)))
-    for space in ("", "[ ]")  # (a class: the patterns below are verbose)
-))
+_DIVISION = r"(?:{})/(?![/*])".format(
+    "|".join(
+        r"(?<=[\w$)\]}}]{}){}".format(space, "".join(f"(?<!{word}{space})" for word in sorted(_BEFORE_EXPRESSION)))
+        for space in ("", "[ ]")  # (a class: the patterns below are verbose)
+    )
+)
 _PIECES = r"""
     (?P<string>'[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*'?|"[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*"?)
   | (?P<comment>//[^\n]*|/\*[^*]*(?:\*+(?!/)[^*]*)*(?:\*+/|\Z))

@@ -91,6 +91,7 @@ class Names:
 
 # -- statements ---------------------------------------------------------------------
 
+
 @dataclass
 class Call:
     """``await actions.work({id, at, ms, val, fail})``; a failure is caught (or fails the run)."""
@@ -100,7 +101,7 @@ class Call:
     val: Any
     fail: str = "no"  # "no", "caught", "uncaught"
     name: str = "work"
-    repeat: int = 1   # > 1: the same call (same input) in a loop
+    repeat: int = 1  # > 1: the same call (same input) in a loop
 
     def render(self, names: Names, b: str, v: str) -> list[str]:
         ms = 0 if self.repeat > 1 else self.ms  # a repeated call keeps its input (and content key)
@@ -133,8 +134,12 @@ class Read:
     via_action: bool = False
 
     def render(self, names: Names, b: str, v: str) -> list[str]:
-        expr = {"Date.now": '{"~now": Date.now()}', "new Date": '{"~now": new Date().getTime()}',
-                "ctx.now": '{"~now": await ctx.now()}', "random": '{"~rand": Math.random()}'}[self.how]
+        expr = {
+            "Date.now": '{"~now": Date.now()}',
+            "new Date": '{"~now": new Date().getTime()}',
+            "ctx.now": '{"~now": await ctx.now()}',
+            "random": '{"~rand": Math.random()}',
+        }[self.how]
         if self.via_action:
             return [f"{b}.push(T(await actions.ident({{id: {self.id}, read: {expr}}})));"]
         return [f"{b}.push({expr});"]
@@ -147,9 +152,11 @@ class Dates:
     id: int
 
     def render(self, names: Names, b: str, v: str) -> list[str]:
-        return [f"{b}.push([new Date(2024, 6, 1, 12, 30).getTime(), new Date(0).getHours(), "
-                f"new Date(86400000).getDate(), new Date(2024, 0, 1).getTimezoneOffset(), "
-                f"new Date(1e12).toString(), Date.UTC(2020, 1, 29)]);"]
+        return [
+            f"{b}.push([new Date(2024, 6, 1, 12, 30).getTime(), new Date(0).getHours(), "
+            f"new Date(86400000).getDate(), new Date(2024, 0, 1).getTimezoneOffset(), "
+            f"new Date(1e12).toString(), Date.UTC(2020, 1, 29)]);"
+        ]
 
 
 @dataclass
@@ -202,8 +209,10 @@ class Gate:
     x: Any
 
     def render(self, names: Names, b: str, v: str) -> list[str]:
-        return [f"try {{ {b}.push(T(await actions.gate({{id: {self.id}, x: {js(self.x)}}}))); }} "
-                f"catch (e) {{ {b}.push(E(e)); }}"]
+        return [
+            f"try {{ {b}.push(T(await actions.gate({{id: {self.id}, x: {js(self.x)}}}))); }} "
+            f"catch (e) {{ {b}.push(E(e)); }}"
+        ]
 
 
 @dataclass
@@ -242,8 +251,9 @@ class Par:
         if numbers:
             lines.append(f"{v}.t = Math.max({', '.join(f'v{n}.t' for n in numbers)});")
         if self.kind == "ctx.parallelSettled":
-            lines.append(f"{b}.push({result}.map(x => x.status === 'fulfilled' ? {{ok: x.value}} "
-                         f": {{no: E(x.reason)}}));")
+            lines.append(
+                f"{b}.push({result}.map(x => x.status === 'fulfilled' ? {{ok: x.value}} : {{no: E(x.reason)}}));"
+            )
         else:
             lines.append(f"{b}.push({result});")
         return lines
@@ -260,24 +270,28 @@ class Race:
 
     def render(self, names: Names, b: str, v: str) -> list[str]:
         numbers = [names() for _ in self.calls]
-        contenders = [f"W(v{n}, {c.id}, {c.ms}, {js(c.val)}, {'true' if c.fail != 'no' else 'false'}, {js(c.name)})"
-                      for n, c in zip(numbers, self.calls, strict=True)]
+        contenders = [
+            f"W(v{n}, {c.id}, {c.ms}, {js(c.val)}, {'true' if c.fail != 'no' else 'false'}, {js(c.name)})"
+            for n, c in zip(numbers, self.calls, strict=True)
+        ]
         if self.long_sleep:
             contenders.append("ctx.sleep(5000).then(() => 'timer')")
-        return [f"const {', '.join(f'v{n} = {{t: {v}.t}}' for n in numbers)};",
-                f"try {{ {b}.push(T(await Promise.race([{', '.join(contenders)}]))); }} "
-                f"catch (e) {{ {b}.push(E(e)); }}",
-                f"{v}.t = Math.min({', '.join(f'v{n}.t' for n in numbers)});"]
+        return [
+            f"const {', '.join(f'v{n} = {{t: {v}.t}}' for n in numbers)};",
+            f"try {{ {b}.push(T(await Promise.race([{', '.join(contenders)}]))); }} catch (e) {{ {b}.push(E(e)); }}",
+            f"{v}.t = Math.min({', '.join(f'v{n}.t' for n in numbers)});",
+        ]
 
 
 # -- programs -----------------------------------------------------------------------
 
+
 @dataclass
 class Program:
     body: list
-    answers: dict[int, Any] = field(default_factory=dict)   # gate id -> the answer
+    answers: dict[int, Any] = field(default_factory=dict)  # gate id -> the answer
     answer_all: bool = False  # answer every pending interrupt at once, or only the first each time
-    prefix: str = ""          # source run before the program (e.g. a script polluting Object.prototype)
+    prefix: str = ""  # source run before the program (e.g. a script polluting Object.prototype)
 
     @property
     def source(self) -> str:
@@ -299,27 +313,37 @@ class Program:
     @property
     def signals(self) -> dict[str, Any]:
         """Event type -> the signal to send when the run parks on it."""
-        return {f"e{s.id}": {"type": f"e{s.id}", "payload": s.payload} for s in self.walk()
-                if isinstance(s, Wait) and s.timeout is None}
+        return {
+            f"e{s.id}": {"type": f"e{s.id}", "payload": s.payload}
+            for s in self.walk()
+            if isinstance(s, Wait) and s.timeout is None
+        }
 
     def calls(self) -> list[Call]:
         return [s for s in self.walk() if isinstance(s, Call)]
 
     def __repr__(self) -> str:  # what a failing example prints
         answers = {k: v for k, v in self.answers.items()}
-        return (f"Program(answers={answers!r}, answer_all={self.answer_all}) with source:\n"
-                f"----\n{self.source}----")
+        return f"Program(answers={answers!r}, answer_all={self.answer_all}) with source:\n----\n{self.source}----"
 
 
 small_values = st.recursive(
     st.none() | st.booleans() | st.integers(-1000, 1000) | st.text("abcé☃😀", max_size=4),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("xyz"), inner, max_size=2),
-    max_leaves=4)
+    max_leaves=4,
+)
 
 
 @st.composite
-def programs(draw, *, max_statements: int = 7, gates: bool = True, long_races: bool = False,
-             uncaught: bool = True, sleep_values: bool = True) -> Program:
+def programs(
+    draw,
+    *,
+    max_statements: int = 7,
+    gates: bool = True,
+    long_races: bool = False,
+    uncaught: bool = True,
+    sleep_values: bool = True,
+) -> Program:
     """A random valid program. ``gates``: approvals at random points; ``long_races``: a race
     may leave a timer open (issue 11 class 6); ``uncaught``: an action failure may end the run;
     ``sleep_values``: the script keeps what ``ctx.sleep`` resolved to (issue 11 class 1)."""
@@ -331,15 +355,28 @@ def programs(draw, *, max_statements: int = 7, gates: bool = True, long_races: b
         if uncaught and (settled or not in_branch) and draw(st.integers(0, 15)) == 0:
             fail = "uncaught"  # rare: it ends the run (in a parallelSettled branch, only the branch)
         repeat = draw(st.sampled_from([1, 1, 1, 1, 2, 3])) if fail == "no" else 1
-        return Call(next(ids), draw(st.sampled_from([0, 1, 2, 5, 10, 20])), draw(small_values), fail,
-                    draw(st.sampled_from(["work", "work", "work2"])), repeat)
+        return Call(
+            next(ids),
+            draw(st.sampled_from([0, 1, 2, 5, 10, 20])),
+            draw(small_values),
+            fail,
+            draw(st.sampled_from(["work", "work", "work2"])),
+            repeat,
+        )
 
     def gate() -> Gate:
         g = Gate(next(ids), draw(small_values))
-        answers[g.id] = draw(st.sampled_from([
-            True, False, {"approved": True},
-            {"approved": True, "input": {"id": g.id, "x": "edited"}},
-            {"approved": False, "reason": "not today"}]))
+        answers[g.id] = draw(
+            st.sampled_from(
+                [
+                    True,
+                    False,
+                    {"approved": True},
+                    {"approved": True, "input": {"id": g.id, "x": "edited"}},
+                    {"approved": False, "reason": "not today"},
+                ]
+            )
+        )
         return g
 
     def statements(budget: int, depth: int, in_branch: bool, settled: bool = False) -> list:
@@ -355,8 +392,13 @@ def programs(draw, *, max_statements: int = 7, gates: bool = True, long_races: b
             if kind == "call":
                 out.append(call(in_branch, settled))
             elif kind == "read":
-                out.append(Read(next(ids), draw(st.sampled_from(["Date.now", "new Date", "ctx.now", "random"])),
-                                draw(st.booleans())))
+                out.append(
+                    Read(
+                        next(ids),
+                        draw(st.sampled_from(["Date.now", "new Date", "ctx.now", "random"])),
+                        draw(st.booleans()),
+                    )
+                )
             elif kind == "log":
                 out.append(Log(next(ids), draw(st.sampled_from(["log", "info", "warn", "error", "debug"]))))
             elif kind == "data":
@@ -380,8 +422,10 @@ def programs(draw, *, max_statements: int = 7, gates: bool = True, long_races: b
                 gated = gates and not in_branch and draw(st.integers(0, 3)) == 0
                 for _ in range(draw(st.integers(1, 3))):
                     if gated:  # see the module docstring: at most one call, then perhaps the gate
-                        body = [draw(st.sampled_from([lambda n: Log(n, "info"), Data, Dates]))(next(ids))
-                                for _ in range(draw(st.integers(0, 2)))]
+                        body = [
+                            draw(st.sampled_from([lambda n: Log(n, "info"), Data, Dates]))(next(ids))
+                            for _ in range(draw(st.integers(0, 2)))
+                        ]
                         if draw(st.booleans()):
                             one = dataclasses.replace(call(True, par_kind == "ctx.parallelSettled"), repeat=1)
                             body.insert(draw(st.integers(0, len(body))), one)
@@ -392,9 +436,15 @@ def programs(draw, *, max_statements: int = 7, gates: bool = True, long_races: b
                     branches.append(body)
                 out.append(Par(next(ids), par_kind, branches))
             else:
-                contenders = [Call(next(ids), draw(st.sampled_from([1, 3, 7, 15])), draw(small_values),
-                                   draw(st.sampled_from(["no", "no", "caught"])))
-                              for _ in range(draw(st.integers(1, 3)))]
+                contenders = [
+                    Call(
+                        next(ids),
+                        draw(st.sampled_from([1, 3, 7, 15])),
+                        draw(small_values),
+                        draw(st.sampled_from(["no", "no", "caught"])),
+                    )
+                    for _ in range(draw(st.integers(1, 3)))
+                ]
                 out.append(Race(next(ids), contenders, long_races and draw(st.booleans())))
         return out
 

@@ -47,6 +47,7 @@ def scaled(n: int) -> int:
     """``n`` examples under the ``ci`` profile (100 examples), proportionally more under ``long`` (2,000)."""
     return max(1, round(n * settings.default.max_examples / 100))
 
+
 PACKAGE_ROOT = str(Path(jupyter_sandbox.__file__).parents[1])  # the child imports the same jupyter_sandbox
 
 
@@ -60,6 +61,7 @@ def run_ids_pause(outcome):
 
 
 # -- interrupt anywhere, resume: the same run ------------------------------------------
+
 
 @settings(max_examples=scaled(60))
 @example(Program([Sleep(1, 5), Gate(2, None)], {2: True}))  # issue 11's first example (class 1)
@@ -100,16 +102,25 @@ def test_resuming_in_a_fresh_process_under_another_timezone_gives_the_uninterrup
         paused = drive(sb, program, stop_after_pauses=1)
         sb.close()
         assume(isinstance(paused, str))  # it paused at least once
-        env = {**os.environ, "TZ": "Pacific/Chatham",  # +12:45 / +13:45, whatever this process runs in
-               "PYTHONPATH": os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")])}
-        done = subprocess.run([sys.executable, str(HERE / "program_runs.py"), store, paused,
-                               json.dumps(plan_of(program))], env=env, cwd=HERE, capture_output=True, text=True,
-                              timeout=120)
+        env = {
+            **os.environ,
+            "TZ": "Pacific/Chatham",  # +12:45 / +13:45, whatever this process runs in
+            "PYTHONPATH": os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")]),
+        }
+        done = subprocess.run(
+            [sys.executable, str(HERE / "program_runs.py"), store, paused, json.dumps(plan_of(program))],
+            env=env,
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         assert json.loads(done.stdout) == json.loads(json.dumps(comparable(reference)))
 
 
 # -- nothing recorded runs twice ---------------------------------------------------------
+
 
 @settings(max_examples=scaled(60))
 @given(programs())
@@ -131,6 +142,7 @@ def test_no_action_body_runs_twice_for_a_recorded_call(program):
 
 
 # -- check(): deterministic, every entry checked; an edit found where it is ---------------
+
 
 @settings(max_examples=scaled(50))
 @given(programs())
@@ -162,8 +174,15 @@ def edit(program, target_id: int, how: str):
                 else:
                     s.name = "work2" if s.name == "work" else "work"
                 return True
-            children = ([s.body] if isinstance(s, Step) else s.branches if isinstance(s, Par)
-                        else [s.calls] if isinstance(s, Race) else [])
+            children = (
+                [s.body]
+                if isinstance(s, Step)
+                else s.branches
+                if isinstance(s, Par)
+                else [s.calls]
+                if isinstance(s, Race)
+                else []
+            )
             if any(visit(child) for child in children):
                 return True
         return False
@@ -195,6 +214,7 @@ def test_a_one_token_edit_that_changes_an_effect_is_reported_at_its_position(pro
 
 # -- values crossing the boundary: the same type and value, live and on replay ------------
 
+
 def value_sandbox(value=None):
     """``give`` returns ``value``; ``take`` records what it receives; ``gate`` pauses once."""
     from jupyter_sandbox import ActionInterrupt, Limits, Sandbox
@@ -220,7 +240,9 @@ def value_sandbox(value=None):
     return sb
 
 
-PY_TO_JS = FP_JS + """
+PY_TO_JS = (
+    FP_JS
+    + """
 const a = ctx.input;
 const r = await actions.give(0);
 const e = await ctx.waitForEvent({});
@@ -232,6 +254,7 @@ await actions.take(r);
 await actions.gate(0);
 return [a, r, e.v, FP(a), FP(r), FP(e.v)];
 """
+)
 
 
 @settings(max_examples=scaled(50))
@@ -276,15 +299,18 @@ def crosses_out(value):
     except Refused:
         expected = Refused
     with value_sandbox() as sb:
-        source = FP_JS + f"""
+        source = (
+            FP_JS
+            + f"""
         const x = {js_literal(value)};
-        const ok = {'false' if expected is Refused else 'true'};  // the other channels refuse it as the input does
+        const ok = {"false" if expected is Refused else "true"};  // the other channels refuse it as the input does
         let sent;
         try {{ sent = await actions.take(x); }} catch (e) {{ sent = e.name + ': ' + e.message; }}
         if (ok) {{ data.x = x; console.log(JSON.stringify(x)); }}
         await actions.gate(0);
         return [FP(x), sent, ok ? x : null];
         """
+        )
         with pytest.raises(SandboxInterrupt) as paused:
             sb.eval(source)
         live = paused.value
@@ -325,12 +351,16 @@ EFFECTS = {  # an effect, and a strategy for its parameter
     "Date.now": ("Date.now() - {}", st.integers(0, 5)),
     "Math.random": ("Math.random() * {}", st.integers(1, 5)),
     "action result": ("await actions.ident({})", small_values.map(json.dumps)),
-    "action failure": ("await actions.work({{id: 1, at: 0, ms: 0, val: {}, fail: true}}).catch(e => e)",
-                       small_values.map(json.dumps)),
+    "action failure": (
+        "await actions.work({{id: 1, at: 0, ms: 0, val: {}, fail: true}}).catch(e => e)",
+        small_values.map(json.dumps),
+    ),
     "step": ("await ctx.step('s', async () => {})", st.sampled_from(["undefined", "null", "0", "[]"])),
     "child run": ("await ctx.delegate({{script: 'return {}'}})", st.sampled_from(["", "null", "1", "[null]"])),
-    "parallelSettled": ("await ctx.parallelSettled([() => actions.ident({}), async () => {{ throw 1 }}])",
-                        small_values.map(json.dumps)),
+    "parallelSettled": (
+        "await ctx.parallelSettled([() => actions.ident({}), async () => {{ throw 1 }}])",
+        small_values.map(json.dumps),
+    ),
 }
 
 
@@ -388,8 +418,29 @@ def test_an_action_that_mutates_its_input_changes_nothing_recorded(program):
     _same_run(program, mutate=True)
 
 
-POLLUTED = ["e", "v", "k", "s", "sync", "used", "done", "res", "rej", "name", "ok", "value", "error", "kin",
-            "action", "message", "recs", "notes", "frontier", "event", "signal"]
+POLLUTED = [
+    "e",
+    "v",
+    "k",
+    "s",
+    "sync",
+    "used",
+    "done",
+    "res",
+    "rej",
+    "name",
+    "ok",
+    "value",
+    "error",
+    "kin",
+    "action",
+    "message",
+    "recs",
+    "notes",
+    "frontier",
+    "event",
+    "signal",
+]
 
 
 @settings(max_examples=scaled(30))
@@ -397,8 +448,11 @@ POLLUTED = ["e", "v", "k", "s", "sync", "used", "done", "res", "rej", "name", "o
 @given(programs(), st.sampled_from(POLLUTED), st.sampled_from(['{message: "forged"}', '"forged"', "1", "null"]))
 def test_a_script_that_pollutes_object_prototype_replays_as_it_ran(program, name, value):
     note(f"the generated script:\n{program.source}")
-    polluted = dataclasses.replace(program, prefix=f"Object.defineProperty(Object.prototype, {name!r}, "
-                                                   f"{{value: {value}, writable: true, configurable: true}});\n")
+    polluted = dataclasses.replace(
+        program,
+        prefix=f"Object.defineProperty(Object.prototype, {name!r}, "
+        f"{{value: {value}, writable: true, configurable: true}});\n",
+    )
     _, reference = finished(program, "reference")
     _, resumed = finished(polluted)
     assert comparable(resumed) == comparable(reference)
@@ -412,8 +466,12 @@ def test_a_caught_error_crosses_out_as_name_and_message_live_and_on_replay(messa
     with build("interrupted", {1: True}) as sb:
         call = f"actions.work({{id: 7, at: 0, ms: 0, val: {json.dumps(message)}, fail: true}})"
         catch = f"let e; try {{ await {call}; }} catch (x) {{ e = x; }}\n"
-        send = {"return": "", "data": "data.e = e;", "action input": "await actions.ident(e);",
-                "parallelSettled": "e = (await ctx.parallelSettled([async () => { throw e; }]))[0].reason;"}[channel]
+        send = {
+            "return": "",
+            "data": "data.e = e;",
+            "action input": "await actions.ident(e);",
+            "parallelSettled": "e = (await ctx.parallelSettled([async () => { throw e; }]))[0].reason;",
+        }[channel]
         source = PRELUDE + catch + send + "\nawait actions.gate({id: 1, x: 0});\nreturn e;"
         with pytest.raises(SandboxInterrupt) as paused:
             sb.eval(source)

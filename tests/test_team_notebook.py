@@ -36,8 +36,7 @@ def _cell(nb: nbformat.NotebookNode, first_line: str) -> nbformat.NotebookNode:
     return next(c for c in nb.cells if c.cell_type == "code" and c.source.startswith(first_line))
 
 
-def test_the_first_kernels_card_turns_completed_when_the_second_kernel_approves(tmp_path, monkeypatch,
-                                                                                  postgres_server):
+def test_the_first_kernels_card_turns_completed_when_the_second_kernel_approves(tmp_path, monkeypatch, postgres_server):
     monkeypatch.setenv("JUPYTER_SANDBOX_STORE", postgres_server)
     nb = _run(tmp_path)
     run_cell = _cell(nb, "%%sandbox --name refund-1042")
@@ -57,8 +56,25 @@ def test_tutorial_07_runs_under_nbval_with_its_checked_outputs(tmp_path, monkeyp
     for name in ("07-team.ipynb", "nbval_sanitize.cfg"):
         shutil.copy(NOTEBOOKS / name, tmp_path)
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env", "--nbval-sanitize-with",
-         "nbval_sanitize.cfg", "-p", "no:cacheprovider", "-o", "addopts=", "-q", "07-team.ipynb"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=280)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--nbval-lax",
+            "--nbval-current-env",
+            "--nbval-sanitize-with",
+            "nbval_sanitize.cfg",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=",
+            "-q",
+            "07-team.ipynb",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
     assert " passed" in proc.stdout and "failed" not in proc.stdout.splitlines()[-1]

@@ -119,6 +119,7 @@ def run_properties(
             "hypothesis",
             "--hypothesis-show-statistics",
             f"--junitxml={junit}",
+            f"--rootdir={cwd}",  # test ids relative to cwd, whatever setup.py or ini file sits above it
             *names,
         ]
         started = time.perf_counter()

@@ -77,10 +77,12 @@ _BEFORE_EXPRESSION = {
 # pieces; `_code_only` tells any other "/" apart.
 # (Loops are written `a*(?:b a*)*`, each `b` a character `a` cannot match, so
 # a run is read once and never backtracked into.)
-_DIVISION = r"(?:{})/(?![/*])".format("|".join(
-    r"(?<=[\w$)\]}}]{}){}".format(space, "".join(f"(?<!{word}{space})" for word in sorted(_BEFORE_EXPRESSION)))
-    for space in ("", "[ ]")  # (a class: the patterns below are verbose)
-))
+_DIVISION = r"(?:{})/(?![/*])".format(
+    "|".join(
+        r"(?<=[\w$)\]}}]{}){}".format(space, "".join(f"(?<!{word}{space})" for word in sorted(_BEFORE_EXPRESSION)))
+        for space in ("", "[ ]")  # (a class: the patterns below are verbose)
+    )
+)
 _PIECES = r"""
     (?P<string>'[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*'?|"[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*"?)
   | (?P<comment>//[^\n]*|/\*[^*]*(?:\*+(?!/)[^*]*)*(?:\*+/|\Z))

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..actions import call_action
-from .answers import answer_for
 from ..errors import SandboxError, StoreError
 from ..stores.rows import Entry
+from .answers import answer_for
 from .waits import EventWait
 
 if TYPE_CHECKING:
@@ -26,8 +26,11 @@ def _open_record(entry: Entry) -> dict[str, Any]:
     """An open request as a mismatch shows what the journal recorded at its slot."""
     body = entry.body
     if entry.kind == "call":
-        return {"type": "action" if body.get("op", "call") == "call" else body["op"], "name": body.get("name"),
-                "input": body.get("input")}
+        return {
+            "type": "action" if body.get("op", "call") == "call" else body["op"],
+            "name": body.get("name"),
+            "input": body.get("input"),
+        }
     return {"type": "sleep" if entry.kind == "timer" else entry.kind, "input": body.get("ms", body.get("match"))}
 
 
@@ -113,8 +116,11 @@ class Requests:
         """
         runner, slot = self.runner, item["s"]
         previous = runner.journal.open_request(slot)
-        if previous is not None and previous.kind == _REQUEST_KINDS[item["t"]] \
-                and previous.body.get("key") == item["key"]:
+        if (
+            previous is not None
+            and previous.kind == _REQUEST_KINDS[item["t"]]
+            and previous.body.get("key") == item["key"]
+        ):
             runner.held[slot] = previous
             return
         unfinished = runner.run.status not in ("completed", "continued") or runner.outcome is not None
@@ -142,15 +148,27 @@ class Requests:
     def _call(self, item: dict[str, Any]) -> None:
         slot, name = item["s"], item["name"]
         if self._open(item, "call") is None:
-            self._request("call", item, op="call", name=name, input=item["input"], description=item.get("description"),
-                          line=item.get("line"))
+            self._request(
+                "call",
+                item,
+                op="call",
+                name=name,
+                input=item["input"],
+                description=item.get("description"),
+                line=item.get("line"),
+            )
         action = self.runner.engine.actions[name]
-        resume, gate, call_input, answer = answer_for(self.runner.journal, self.runner.answers, self.runner.run.id, slot,
-                                                      action.approval, item["input"])
+        resume, gate, call_input, answer = answer_for(
+            self.runner.journal, self.runner.answers, self.runner.run.id, slot, action.approval, item["input"]
+        )
         if answer is not None:
             self.runner.writer.append("answer", slot, **answer)
-        self.runner._dispatch(slot, call_action(action, call_input, resume, self.runner.engine.executor,
-                                         self.runner.limits.action_timeout, gate=gate))
+        self.runner._dispatch(
+            slot,
+            call_action(
+                action, call_input, resume, self.runner.engine.executor, self.runner.limits.action_timeout, gate=gate
+            ),
+        )
 
     def _child(self, op: str, item: dict[str, Any]) -> None:
         slot = item["s"]
@@ -158,15 +176,27 @@ class Requests:
         child_id = previous.body.get("child") if previous is not None else None
         if previous is None:
             child_id = self.runner.engine.new_run_id()
-            self._request("call", item, op=op, name=item["name"], input=item["input"], child=child_id,
-                          description=None, line=item.get("line"))
+            self._request(
+                "call",
+                item,
+                op=op,
+                name=item["name"],
+                input=item["input"],
+                child=child_id,
+                description=None,
+                line=item.get("line"),
+            )
         if not isinstance(child_id, str):  # every child call is journaled with its child's id: a damaged row
             raise StoreError(f"run {self.runner.run.id}: the journaled call at slot {slot} names no child run")
         interrupt = self.runner.journal.interrupt_at(slot)
         pending = interrupt.body.get("interrupts", []) if interrupt is not None else []
         answers = self.runner.answers.for_child(pending, slot)
-        self.runner._dispatch(slot, self.runner.engine.run_child(self.runner.attempt, slot, op, item["input"], child_id, answers,
-                                                   resumed=previous is not None))
+        self.runner._dispatch(
+            slot,
+            self.runner.engine.run_child(
+                self.runner.attempt, slot, op, item["input"], child_id, answers, resumed=previous is not None
+            ),
+        )
 
     def _imported(self, item: dict[str, Any]) -> None:
         """An effect served from a bare call log: journal its request and completion as if it had run,
@@ -180,8 +210,16 @@ class Requests:
             writer.append("wait", slot, key=item["key"], match=item["input"], timeout=item["timeout"], due=None)
             writer.append("event", slot, event=item.get("value"), signal=None)
         else:
-            writer.append("call", slot, key=item["key"], op=op, name=item["name"], input=item["input"],
-                          description=None, imported=True)
+            writer.append(
+                "call",
+                slot,
+                key=item["key"],
+                op=op,
+                name=item["name"],
+                input=item["input"],
+                description=None,
+                imported=True,
+            )
             if item["ok"]:
                 writer.append("result", slot, ok=True, value=item["value"])
             else:
@@ -197,7 +235,11 @@ class Requests:
         previous = self._open(item, "wait")
         if previous is None:
             timeout = item["timeout"]
-            previous = self._request("wait", item, match=item["match"], timeout=timeout,
-                                     due=None if timeout is None else self.runner.now + timeout)
+            previous = self._request(
+                "wait",
+                item,
+                match=item["match"],
+                timeout=timeout,
+                due=None if timeout is None else self.runner.now + timeout,
+            )
         self.runner.waits.events[item["s"]] = EventWait(item["match"], previous.body["due"], item["key"])
-

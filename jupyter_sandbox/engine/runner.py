@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-
 from typing import Any
 
 from ..actions import Outcome, detach
@@ -32,7 +31,6 @@ from .requests import FrontierReached, Requests
 from .waits import Waits
 
 __all__ = ["Observer", "AttemptResult", "FrontierReached", "Runner"]
-
 
 
 log = logging.getLogger("jupyter_sandbox")
@@ -52,8 +50,9 @@ class Runner:
         self.action_names, self.limits = attempt.action_names, attempt.limits
         self.recorded_at, self.observer = attempt.recorded_at, attempt.observer
         self.execute = attempt.execute
-        self.writer = JournalWriter(attempt.journal, attempt.number, attempt.limits.journal_entries,
-                                    attempt.limits.journal_bytes, attempt.size)
+        self.writer = JournalWriter(
+            attempt.journal, attempt.number, attempt.limits.journal_entries, attempt.limits.journal_bytes, attempt.size
+        )
         self.handlers = Requests(self)  # the request table: one handler per kind the prelude queues
         self.inflight: dict[int, asyncio.Future[Outcome]] = {}
         self.starting: list[tuple[int, Any]] = []  # calls made since the last turn, not started yet
@@ -66,8 +65,8 @@ class Runner:
         self.interrupts: list[Interrupt] = []
         self.continue_state: Any = _MISSING
         self.outcome: dict[str, Any] | None = None  # how the script settled, once it has
-        self.replaying = True   # recorded completions may remain to deliver
-        self.ran = True         # JS ran since the requests were last taken
+        self.replaying = True  # recorded completions may remain to deliver
+        self.ran = True  # JS ran since the requests were last taken
         self.realm: Realm | None = None
 
     @property
@@ -97,8 +96,16 @@ class Runner:
 
     async def _loop(self) -> AttemptResult:
         self.realm = realm = Realm(self.source, self.limits)
-        realm.start({"runId": self.run.id, "input": self.run.input, "strict": self.strict,
-                     "actions": self.action_names, "plan": self.plan}, self.now)
+        realm.start(
+            {
+                "runId": self.run.id,
+                "input": self.run.input,
+                "strict": self.strict,
+                "actions": self.action_names,
+                "plan": self.plan,
+            },
+            self.now,
+        )
         while True:
             if self.ran:
                 self._pump()
@@ -135,8 +142,12 @@ class Runner:
                 raise self._diverged()
             if self.held:  # a check replayed everything recorded and waits where the recorded run did
                 raise FrontierReached(min(self.held))
-            raise ScriptError("Error", "the script is waiting on a promise that nothing will settle "
-                              "(no action, timer or event is pending)", run_id=self.run.id, source=self.source)
+            raise ScriptError(
+                "Error",
+                "the script is waiting on a promise that nothing will settle (no action, timer or event is pending)",
+                run_id=self.run.id,
+                source=self.source,
+            )
 
     def _pump(self) -> None:
         """Drain, handle requests, deliver the next recorded completion; repeat while replay makes progress."""
@@ -180,8 +191,15 @@ class Runner:
         """
         self._flush()  # each entry commits as it happens: a call in flight is in the journal
         starting, self.starting = self.starting, []  # (after the flush: if it fails, _abandon closes them)
-        if len(starting) == 1 and not self.inflight and not self.waits and not self.replaying \
-                and not self.interrupts and self.continue_state is _MISSING and self.outcome is None:
+        if (
+            len(starting) == 1
+            and not self.inflight
+            and not self.waits
+            and not self.replaying
+            and not self.interrupts
+            and self.continue_state is _MISSING
+            and self.outcome is None
+        ):
             slot, work = starting[0]
             self._record_outcome(slot, await work)
             self._flush()  # committed before the script sees it
@@ -216,8 +234,12 @@ class Runner:
         if task.cancelled():
             return
         exc = task.exception()
-        self._record_outcome(slot, task.result() if exc is None else Outcome(
-            "error", error={"name": type(exc).__name__, "message": f"{type(exc).__name__}: {exc}"}))
+        self._record_outcome(
+            slot,
+            task.result()
+            if exc is None
+            else Outcome("error", error={"name": type(exc).__name__, "message": f"{type(exc).__name__}: {exc}"}),
+        )
 
     def _record_outcome(self, slot: int, outcome: Outcome) -> None:
         request = self.requests[slot]
@@ -239,18 +261,54 @@ class Runner:
         name = request.body.get("name", "?")
         if outcome.kind == "child-interrupt":  # a delegated child paused: its interrupts become ours
             children: list[Interrupt] = outcome.data
-            self.writer.append("interrupt", slot, name=name, input=request.body.get("input"), id=children[0].id,
-                               child=request.body.get("child"), data=children[0].data, state=None,
-                               interrupts=[{"id": i.id, "name": i.name, "data": i.data} for i in children])
+            self.writer.append(
+                "interrupt",
+                slot,
+                name=name,
+                input=request.body.get("input"),
+                id=children[0].id,
+                child=request.body.get("child"),
+                data=children[0].data,
+                state=None,
+                interrupts=[{"id": i.id, "name": i.name, "data": i.data} for i in children],
+            )
             for child in children:
-                self.interrupts.append(Interrupt(child.id, child.run_id, slot, child.name, detach(child.input),
-                                                 detach(child.data), detach(child.state), child.approval))
+                self.interrupts.append(
+                    Interrupt(
+                        child.id,
+                        child.run_id,
+                        slot,
+                        child.name,
+                        detach(child.input),
+                        detach(child.data),
+                        detach(child.state),
+                        child.approval,
+                    )
+                )
             return
         interrupt_id = f"{self.run.id}:{slot}"
-        self.writer.append("interrupt", slot, name=name, input=request.body.get("input"), data=outcome.data,
-                           state=outcome.state, id=interrupt_id, approval=outcome.approval)
-        self.interrupts.append(Interrupt(interrupt_id, self.run.id, slot, name, detach(request.body.get("input")),
-                                         detach(outcome.data), detach(outcome.state), outcome.approval))
+        self.writer.append(
+            "interrupt",
+            slot,
+            name=name,
+            input=request.body.get("input"),
+            data=outcome.data,
+            state=outcome.state,
+            id=interrupt_id,
+            approval=outcome.approval,
+        )
+        self.interrupts.append(
+            Interrupt(
+                interrupt_id,
+                self.run.id,
+                slot,
+                name,
+                detach(request.body.get("input")),
+                detach(outcome.data),
+                detach(outcome.state),
+                outcome.approval,
+            )
+        )
 
     # -- timers and events -------------------------------------------------------------
 
@@ -277,7 +335,9 @@ class Runner:
             self._flush()
             written: list[tuple[Entry, bytes]] = []
 
-            def write(signal_id: int, event: Any, slot: int = slot) -> list[tuple[Entry, bytes]]:
+            def write(
+                signal_id: int, event: Any, slot: int = slot, written: list[tuple[Entry, bytes]] = written
+            ) -> list[tuple[Entry, bytes]]:  # called at once, inside deliver_signal's transaction
                 self.writer.append("event", slot, event=event, signal=signal_id)
                 written.extend(self.writer.take())
                 return written
@@ -330,28 +390,35 @@ class Runner:
         if not outcome["ok"]:
             assert self.realm is not None
             return self._failed(self.realm.script_error(outcome["error"], self.run.id))
-        return AttemptResult("completed", output=outcome["value"], console=console, data=data,
-                             replayed=self._replayed())
+        return AttemptResult(
+            "completed", output=outcome["value"], console=console, data=data, replayed=self._replayed()
+        )
 
     def _paused(self) -> AttemptResult:
         console, data = self._snapshot()
         if self.continue_state is not _MISSING:
-            return AttemptResult("continued", state=self.continue_state, console=console, data=data,
-                                 replayed=self._replayed())
-        return AttemptResult("interrupted", interrupts=self.interrupts, console=console, data=data,
-                             replayed=self._replayed())
+            return AttemptResult(
+                "continued", state=self.continue_state, console=console, data=data, replayed=self._replayed()
+            )
+        return AttemptResult(
+            "interrupted", interrupts=self.interrupts, console=console, data=data, replayed=self._replayed()
+        )
 
     def _parked(self) -> AttemptResult:
         console, data = self._snapshot()
-        return AttemptResult("parked", due=self.waits.next_due(), waiting=self.waits.describe(), console=console,
-                             data=data,
-                             replayed=self._replayed())
+        return AttemptResult(
+            "parked",
+            due=self.waits.next_due(),
+            waiting=self.waits.describe(),
+            console=console,
+            data=data,
+            replayed=self._replayed(),
+        )
 
     def _failed(self, error: SandboxError) -> AttemptResult:
         if getattr(error, "run_id", None) is None:
             error.run_id = self.run.id  # type: ignore[attr-defined]
-        record = error.to_dict() if hasattr(error, "to_dict") else {"name": type(error).__name__,
-                                                                    "message": str(error)}
+        record = error.to_dict() if hasattr(error, "to_dict") else {"name": type(error).__name__, "message": str(error)}
         if isinstance(error, LimitExceeded):
             record["limit"] = error.limit
         kind = "mismatch" if isinstance(error, CallLogMismatchError) else "error"
@@ -379,19 +446,37 @@ class Runner:
 
     def _mismatch(self, item: dict[str, Any]) -> CallLogMismatchError:
         slot = item["s"]
-        return CallLogMismatchError(slot, self.recorded_at(slot), item["attempted"], line=item.get("line"),
-                                    column=item.get("column"), source=self.source, run_id=self.run.id)
+        return CallLogMismatchError(
+            slot,
+            self.recorded_at(slot),
+            item["attempted"],
+            line=item.get("line"),
+            column=item.get("column"),
+            source=self.source,
+            run_id=self.run.id,
+        )
 
-    def _diverged(self, slot: int | None = None, item: dict[str, Any] | None = None,
-                  recorded: dict[str, Any] | None = None) -> CallLogMismatchError:
+    def _diverged(
+        self, slot: int | None = None, item: dict[str, Any] | None = None, recorded: dict[str, Any] | None = None
+    ) -> CallLogMismatchError:
         """The replay stopped matching: a live effect in a check, or recorded effects never asked for."""
         if item is not None and slot is not None:
-            attempted = {"type": item["t"] if item["t"] != "call" else "action", "name": item.get("name"),
-                         "input": item.get("input")}
+            attempted = {
+                "type": item["t"] if item["t"] != "call" else "action",
+                "name": item.get("name"),
+                "input": item.get("input"),
+            }
             recorded = recorded if recorded is not None else self.recorded_at(slot)
-            return CallLogMismatchError(slot, recorded, attempted, line=item.get("line"),
-                                        column=item.get("column"), source=self.source, run_id=self.run.id)
+            return CallLogMismatchError(
+                slot,
+                recorded,
+                attempted,
+                line=item.get("line"),
+                column=item.get("column"),
+                source=self.source,
+                run_id=self.run.id,
+            )
         position = max(int(self.realm.pending_slot()), 0) if self.realm is not None else 0  # JS gives a float
-        return CallLogMismatchError(position, self.recorded_at(position), {"type": "nothing"},
-                                    source=self.source, run_id=self.run.id)
-
+        return CallLogMismatchError(
+            position, self.recorded_at(position), {"type": "nothing"}, source=self.source, run_id=self.run.id
+        )

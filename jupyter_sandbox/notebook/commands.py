@@ -13,8 +13,9 @@ from __future__ import annotations
 import html as _html
 import json
 import time
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
@@ -49,6 +50,7 @@ class Magics(Protocol):
 
     def lookup(self, name: str, option: str) -> Any: ...
 
+
 __all__ = ["HELP", "OutputVar", "dispatch", "quiet", "resolve_run", "show_run"]
 
 
@@ -75,8 +77,16 @@ def quiet(error: BaseException) -> BaseException:
     return error
 
 
-def show_run(magics: Magics, sb: Sandbox, title: str, start: Callable[[Any], Any], *,
-             run_id: str | None = None, out: str | None = None, live: bool = True) -> Any:
+def show_run(
+    magics: Magics,
+    sb: Sandbox,
+    title: str,
+    start: Callable[[Any], Any],
+    *,
+    run_id: str | None = None,
+    out: str | None = None,
+    live: bool = True,
+) -> Any:
     """Display the run's card, run ``start(observer)``; a failure becomes the cell's (frameless) error, shown once.
 
     The card reads the store; the other cards of the same run (another cell's) are refreshed
@@ -149,7 +159,7 @@ def _json(text: str, what: str) -> Any:
 
 
 def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _when(t: float | None) -> str:
@@ -163,8 +173,11 @@ def _when(t: float | None) -> str:
 @argument("--status", help="only runs with this status (completed, interrupted, parked, failed, cancelled, ...)")
 @argument("--all", action="store_true", help="child runs too")
 @argument("--limit", type=int, default=50, help="at most this many, newest first (default 50)")
-@argument("--pending", action="store_true",
-          help="only runs waiting for an answer: each open interrupt, what it waits for, and how to answer it")
+@argument(
+    "--pending",
+    action="store_true",
+    help="only runs waiting for an answer: each open interrupt, what it waits for, and how to answer it",
+)
 def runs(magics: Magics, sb: Sandbox, args: Any) -> None:
     """List the store's runs: id, name, status, attempts, times, and their output, error or wake time."""
     if args.pending:
@@ -173,23 +186,39 @@ def runs(magics: Magics, sb: Sandbox, args: Any) -> None:
     where = mask(str(sb.store.path))
     if not rows:
         which = f"{args.status} " if args.status else ""
-        display({"text/plain": f"no {which}runs in {where}",
-                 "text/html": f"<i>no {_html.escape(which)}runs in <code>{_html.escape(where)}</code></i>"}, raw=True)
+        display(
+            {
+                "text/plain": f"no {which}runs in {where}",
+                "text/html": f"<i>no {_html.escape(which)}runs in <code>{_html.escape(where)}</code></i>",
+            },
+            raw=True,
+        )
         return
     table = []
     for r in rows:
-        note = (preview(r.output, 60) if r.status == "completed" else
-                f"wakes {_when(r.wake_at / 1000)}" if r.status == "parked" and r.wake_at else
-                (r.error or {}).get("name", "") if isinstance(r.error, dict) else "")
+        note = (
+            preview(r.output, 60)
+            if r.status == "completed"
+            else f"wakes {_when(r.wake_at / 1000)}"
+            if r.status == "parked" and r.wake_at
+            else (r.error or {}).get("name", "")
+            if isinstance(r.error, dict)
+            else ""
+        )
         table.append((r.id, r.name or "", r.status, str(r.attempt), _when(r.created), _when(r.updated), note))
     head = ("id", "name", "status", "attempts", "created", "updated", "output / note")
-    widths = [max(len(x) for x in col) for col in zip(head, *table)]
-    text = "\n".join("  ".join(c.ljust(n) for c, n in zip(row, widths)).rstrip() for row in [head, *table])
+    widths = [max(len(x) for x in col) for col in zip(head, *table, strict=True)]
+    text = "\n".join("  ".join(c.ljust(n) for c, n in zip(row, widths, strict=True)).rstrip() for row in [head, *table])
     e = _html.escape
-    cells = "".join("<tr><td><code>{}</code></td>{}</tr>".format(e(row[0]), "".join(f"<td>{e(c)}</td>" for c in row[1:]))
-                    for row in table)
-    html = (f"<div>runs in <code>{e(where)}</code></div><table class=\"jsbx-runs\"><thead><tr>"
-            + "".join(f"<th>{e(c)}</th>" for c in head) + f"</tr></thead><tbody>{cells}</tbody></table>")
+    cells = "".join(
+        "<tr><td><code>{}</code></td>{}</tr>".format(e(row[0]), "".join(f"<td>{e(c)}</td>" for c in row[1:]))
+        for row in table
+    )
+    html = (
+        f'<div>runs in <code>{e(where)}</code></div><table class="jsbx-runs"><thead><tr>'
+        + "".join(f"<th>{e(c)}</th>" for c in head)
+        + f"</tr></thead><tbody>{cells}</tbody></table>"
+    )
     display({"text/plain": f"runs in {where}\n{text}", "text/html": html}, raw=True)
 
 
@@ -199,22 +228,43 @@ def _pending_runs(sb: Sandbox, limit: int) -> None:
     table = []
     for r in sb.runs(status="interrupted", limit=limit):
         for p in RunCard(sb, r.id).pending():  # what the card's buttons would answer, children's included
-            table.append((r.id, r.name or "", p["id"], p["name"], "approval" if p["approval"] else "interrupt",
-                          _when(r.updated), _clip((p["data"] or {}).get("p") or "", 60)))
+            table.append(
+                (
+                    r.id,
+                    r.name or "",
+                    p["id"],
+                    p["name"],
+                    "approval" if p["approval"] else "interrupt",
+                    _when(r.updated),
+                    _clip((p["data"] or {}).get("p") or "", 60),
+                )
+            )
     if not table:
-        display({"text/plain": f"no runs waiting for an answer in {where}",
-                 "text/html": f"<i>no runs waiting for an answer in <code>{_html.escape(where)}</code></i>"}, raw=True)
+        display(
+            {
+                "text/plain": f"no runs waiting for an answer in {where}",
+                "text/html": f"<i>no runs waiting for an answer in <code>{_html.escape(where)}</code></i>",
+            },
+            raw=True,
+        )
         return
     head = ("run", "name", "interrupt", "waits for", "kind", "since", "data")
     widths = [max(len(x) for x in col) for col in zip(head, *table, strict=True)]
     text = "\n".join("  ".join(c.ljust(n) for c, n in zip(row, widths, strict=True)).rstrip() for row in [head, *table])
     hint = "answer with `%sandbox resume RUN --id INTERRUPT --answer JSON` (or --reject REASON)"
     e = _html.escape
-    cells = "".join("<tr>" + "".join(f"<td><code>{e(c)}</code></td>" if i in (0, 2) else f"<td>{e(c)}</td>"
-                                     for i, c in enumerate(row)) + "</tr>" for row in table)
-    html = (f"<div>waiting for an answer in <code>{e(where)}</code></div><table class=\"jsbx-runs\"><thead><tr>"
-            + "".join(f"<th>{e(c)}</th>" for c in head) + f"</tr></thead><tbody>{cells}</tbody></table>"
-            + f"<div><small>{e(hint)}</small></div>")
+    cells = "".join(
+        "<tr>"
+        + "".join(f"<td><code>{e(c)}</code></td>" if i in (0, 2) else f"<td>{e(c)}</td>" for i, c in enumerate(row))
+        + "</tr>"
+        for row in table
+    )
+    html = (
+        f'<div>waiting for an answer in <code>{e(where)}</code></div><table class="jsbx-runs"><thead><tr>'
+        + "".join(f"<th>{e(c)}</th>" for c in head)
+        + f"</tr></thead><tbody>{cells}</tbody></table>"
+        + f"<div><small>{e(hint)}</small></div>"
+    )
     display({"text/plain": f"waiting for an answer in {where}\n{text}\n{hint}", "text/html": html}, raw=True)
 
 
@@ -229,8 +279,9 @@ def show(magics: Magics, sb: Sandbox, args: Any) -> None:
 @magic_arguments(name="sandbox resume")
 @argument("run", help="a run id, a run name, or a unique id prefix")
 @argument("--answer", metavar="JSON", help="the answer to the pending interrupt (e.g. true, or '{\"approved\": true}')")
-@argument("--reject", nargs="?", const="", metavar="REASON",
-          help="reject the pending interrupt, with an optional reason")
+@argument(
+    "--reject", nargs="?", const="", metavar="REASON", help="reject the pending interrupt, with an optional reason"
+)
 @argument("--id", metavar="INTERRUPT", help="which interrupt to answer (default: the first pending one)")
 @argument("--source", metavar="VAR", help="resume with the edited script in this variable (how a mismatch is taught)")
 @argument("-o", "--out", metavar="VAR", help="store the output in VAR when the run finishes")
@@ -240,17 +291,27 @@ def resume(magics: Magics, sb: Sandbox, args: Any) -> None:
     answers = None
     if args.answer is not None or args.reject is not None:
         pending = RunCard(sb, run_id).pending()
-        target = next((i for i in pending if i["id"] == args.id), None) if args.id else (pending[0] if pending else None)
+        target = (
+            next((i for i in pending if i["id"] == args.id), None) if args.id else (pending[0] if pending else None)
+        )
         if target is None:
             status = sb.store.get_run(run_id).status
             which = f"interrupt {args.id}" if args.id and pending else "interrupt"
-            raise UsageError(f"run {run_id} is {status} and has no pending {which} to answer"
-                             + ("; `%sandbox fork` tries another answer" if status == "completed" else ""))
+            raise UsageError(
+                f"run {run_id} is {status} and has no pending {which} to answer"
+                + ("; `%sandbox fork` tries another answer" if status == "completed" else "")
+            )
         value = _json(args.answer, "--answer") if args.answer is not None else answer_for(target, "reject", args.reject)
         answers = {target["id"]: value}
     source = magics.lookup(args.source, "--source") if args.source else None
-    show_run(magics, sb, f"resume {args.run}",
-             lambda obs: sb.resume(run_id, answers=answers, source=source, observer=obs), run_id=run_id, out=args.out)
+    show_run(
+        magics,
+        sb,
+        f"resume {args.run}",
+        lambda obs: sb.resume(run_id, answers=answers, source=source, observer=obs),
+        run_id=run_id,
+        out=args.out,
+    )
 
 
 @magic_arguments(name="sandbox signal")
@@ -277,8 +338,10 @@ def check(magics: Magics, sb: Sandbox, args: Any) -> None:
     report = sb.check(run_id, source)
     if report.deterministic:
         same = {True: ", same output", False: ", but a different output", None: ""}[report.output_matches]
-        html = (f"<p>✓ run <code>{_html.escape(run_id)}</code> is <b>deterministic</b>: {report.checked} of "
-                f"{report.recorded} recorded effects checked, nothing executed{same}</p>")
+        html = (
+            f"<p>✓ run <code>{_html.escape(run_id)}</code> is <b>deterministic</b>: {report.checked} of "
+            f"{report.recorded} recorded effects checked, nothing executed{same}</p>"
+        )
     elif report.mismatch is not None:
         html = mismatch_html(report.mismatch.to_dict(), source or sb.store.get_run(run_id).source)
     else:
@@ -296,8 +359,14 @@ def fork(magics: Magics, sb: Sandbox, args: Any) -> None:
     """A new run from a run's journal position: "what if I had answered otherwise?"."""
     run_id = resolve_run(sb, args.run)
     value = _json(args.answer, "--answer") if args.answer is not None else None
-    show_run(magics, sb, f"fork of {args.run} at {args.at}", lambda _: sb.fork(run_id, args.at, value, name=args.name),
-             out=args.out, live=False)
+    show_run(
+        magics,
+        sb,
+        f"fork of {args.run} at {args.at}",
+        lambda _: sb.fork(run_id, args.at, value, name=args.name),
+        out=args.out,
+        live=False,
+    )
 
 
 @magic_arguments(name="sandbox export")
@@ -317,8 +386,17 @@ def import_(magics: Magics, sb: Sandbox, args: Any) -> None:
     print(f"imported run {run_id} ({sb.store.get_run(run_id).status}): `%sandbox show {run_id}`")
 
 
-COMMANDS = {"runs": runs, "show": show, "resume": resume, "signal": signal, "check": check, "fork": fork,
-            "export": export, "import": import_, "mcp": mcp}
+COMMANDS = {
+    "runs": runs,
+    "show": show,
+    "resume": resume,
+    "signal": signal,
+    "check": check,
+    "fork": fork,
+    "export": export,
+    "import": import_,
+    "mcp": mcp,
+}
 
 HELP = """Inspect and drive stored runs: ``%sandbox SUBCOMMAND ...``.
 
@@ -345,7 +423,7 @@ def dispatch(magics: Magics, line: str) -> None:
     if fn is signal:  # the event is raw JSON: the line after the run, quotes and spaces kept
         args = fn.parser.parse_args(rest[:1])
         words, end = arg_split(line), 0
-        for token in words[:len(words) - len(rest) + 1]:  # up to and including the run
+        for token in words[: len(words) - len(rest) + 1]:  # up to and including the run
             end = line.index(token, end) + len(token)
         args.raw_rest = line[end:]
     else:
