@@ -140,6 +140,24 @@ class Sandbox:
 
         return [spec_of(self._engine.actions[n]) for n in _chosen(self._engine.actions, actions)]
 
+    def input_issues(self, action: str, value: Any) -> list[dict[str, str]]:
+        """The issues ``value`` would meet as ``action``'s input: ``[]`` when it is valid (or the action is untyped).
+
+        What the run card checks an edited approval against before it resumes the run:
+
+        >>> sb = Sandbox()
+        >>> @sb.action
+        ... def double(n: int) -> int:
+        ...     return 2 * n
+        >>> sb.input_issues("double", "two")[0]["path"]
+        '$'
+        """
+        from .agents.catalog import check_input, spec_of
+
+        if action not in self._engine.actions:
+            return []  # not registered here (this kernel has not defined it yet): the resume says so
+        return check_input(spec_of(self._engine.actions[action]), value)
+
     def declarations(self, actions: Iterable[str] | None = None, *, query: str | None = None) -> str:
         """TypeScript declarations of a script's world: the actions, ``ctx``, the globals and the rules.
 

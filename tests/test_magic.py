@@ -8,6 +8,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
+from typing_extensions import TypedDict
 
 import jupyter_sandbox
 from jupyter_sandbox.errors import Interrupt
@@ -310,6 +311,29 @@ def test_edit_sends_the_edited_input(ip):
     comm = attach(card().run_id)
     comm.click(type="answer", interrupt_id=card().doc["pending"][0]["id"], choice="edit", edited={"to": "bob"})
     assert ip.user_ns["calls"]["send"] == [{"to": "bob"}] and ip.user_ns["out"] == {"sent": "bob"}
+
+
+class Mail(TypedDict):  # at module level: the annotations are strings, resolved in this module
+    to: str
+
+
+def test_an_edit_its_action_refuses_shows_the_issues_and_resumes_nothing(ip):
+    sent = []
+
+    @jupyter_sandbox.action(approval=True)
+    def mail(msg: Mail) -> dict:
+        sent.append(msg)
+        return {"sent": msg["to"]}
+
+    cell(ip, "-o out", "return await actions.mail({to: 'ana'})")
+    comm = attach(card().run_id)
+    interrupt = card().doc["pending"][0]["id"]
+    comm.click(type="answer", interrupt_id=interrupt, choice="edit", edited={"to": 7})
+    notice = comm.docs()[-1]["notice"]
+    assert notice.startswith("InvalidEdit: the edited input does not match what mail takes") and "$.to" in notice
+    assert sent == [] and [p["id"] for p in comm.docs()[-1]["pending"]] == [interrupt]  # still open, nothing sent
+    comm.click(type="answer", interrupt_id=interrupt, choice="edit", edited={"to": "bob"})
+    assert sent == [{"to": "bob"}] and ip.user_ns["out"] == {"sent": "bob"}
 
 
 def test_a_stale_click_only_refreshes(ip):

@@ -32,7 +32,7 @@ from typing import Any
 from IPython.display import display
 
 from ..engine.attempt import Observer
-from ..errors import Interrupt, RunParked, SandboxError, SandboxInterrupt
+from ..errors import Interrupt, InvalidValue, RunParked, SandboxError, SandboxInterrupt
 from .card_doc import CARD_MIME, card_document, full_rows
 from .card_html import card_html
 
@@ -264,6 +264,10 @@ def answer_run(sb: Any, run_id: str, interrupt_id: str | None, choice: str, valu
     if target is None:
         publish(run_id)
         return None
+    if choice == "edit" and target.get("approval"):  # an edit is checked against the action's schema first
+        issues = sb.input_issues(target.get("name", ""), value)
+        if issues:
+            return InvalidEdit(target.get("name", "?"), issues)
     live = [c for c in cards(run_id)]
     observer = _Fanout(live)
     try:
@@ -274,6 +278,15 @@ def answer_run(sb: Any, run_id: str, interrupt_id: str | None, choice: str, valu
         outcome = exc
     publish(run_id)
     return outcome
+
+
+class InvalidEdit(InvalidValue):
+    """An edited approval whose input its action's schema refuses: nothing was resumed; ``issues`` says why."""
+
+    def __init__(self, action: str, issues: list[dict[str, str]]):
+        self.action, self.issues = action, issues
+        listed = "; ".join(f"{i.get('path', '$')}: {i.get('message', '')}" for i in issues[:10])
+        super().__init__(f"the edited input does not match what {action} takes, so nothing was sent: {listed}")
 
 
 class _Fanout(Observer):
