@@ -167,10 +167,11 @@ class RunCard:
             return self._redraw(light)
 
     def _redraw(self, light: bool) -> dict[str, Any]:
-        self.doc = doc = self.document()
+        doc = self.document()
+        self._fill(doc)  # -o first: whoever sees the card completed (a cell reading .doc) finds the output set
+        self.doc = doc
         if self.handle is not None:
             self.handle.update(self.bundle(doc, light=light), raw=True)
-        self._fill(doc)
         for link in _links(self.run_id):
             link.send(doc)
         return doc
