@@ -180,7 +180,8 @@ def to_json(value: Any, what: str) -> str:
     try:
         text = json.dumps(value, allow_nan=False, ensure_ascii=False)
         text.encode("utf-8")  # a lone surrogate cannot be stored
-        if _LONG_NUMBER.search(text) and _first_problem(value, "$"):  # an int the script would read as Infinity
+        # An int the script would read as Infinity; a text shorter than 309 characters holds none (no scan).
+        if len(text) >= 309 and _LONG_NUMBER.search(text) and _first_problem(value, "$"):
             raise ValueError("an integer past the double range")
         if isinstance(value, (dict, list, tuple)) and _too_deep(value, MAX_DEPTH):
             raise ValueError("too deep")
