@@ -12,20 +12,16 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-import cbor2
-
-from ..errors import RunBusyError, RunNotFound, RunStateError, StoreError
-from .base import OWNER, SCHEMA_VERSION, RunRow
-from .common import ACTIVE as _ACTIVE
-from .common import BLOBS as _BLOBS
-from .common import COLUMNS as _COLUMNS
-from .common import Heartbeat, lease_held, lease_lost, lease_seconds, run_from_values
-from .rows import Entry, decode_journal, decode_value
+from ..errors import StoreError
+from .base import OWNER, SCHEMA_VERSION
+from .common import Heartbeat, lease_seconds
+from .rows import Entry
+from .sql import DUE, RESERVE_DUE, Dialect, SQLStore, due_order, render, schema_version
 
 __all__ = ["SQLiteStore"]
 
@@ -90,26 +86,17 @@ _FENCE = (
 )
 _MIGRATIONS = {1: ["ALTER TABLE runs ADD COLUMN lease_until REAL"]}  # from version -> statements to the next
 
-
-# Due: a parked top-level run whose wake time came, not reserved by another worker; or a running one
-# whose lease expired. Placeholders: the engine's now (ms), then the store's now (s), this owner, now.
-_DUE = (
-    "parent IS NULL AND ((status = 'parked' AND wake_at IS NOT NULL AND wake_at <= ? AND (lease_until IS NULL "
-    "OR lease_until <= ? OR owner = ?)) OR (status = 'running' AND lease_until <= ?))"
-)
+# The store's clock is Python's, bound as :now; BEGIN IMMEDIATE holds the whole file, so no row locks.
+_SQLITE = Dialect("qmark", now=":now", for_update="", skip_locked="", duplicate=sqlite3.IntegrityError)
 
 
-def _due_order(rows: list[tuple[Any, ...]]) -> list[str]:
-    """Parked runs by wake time, then stalled ones (RETURNING has no order of its own)."""
-    return [r[0] for r in sorted(rows, key=lambda r: (r[1] != "parked", r[2] or 0.0, r[3] or 0.0))]
+class SQLiteStore(SQLStore[sqlite3.Connection]):
+    """Runs and journals in SQLite (WAL): the ``Store`` contract (base.py). ``path`` may be ``":memory:"``.
 
+    The methods both backends share are sql.py's ``SQLStore``; here are the connection and what is SQLite's own.
+    """
 
-def _row_to_run(row: tuple[Any, ...]) -> RunRow:
-    return run_from_values(dict(zip(_COLUMNS, row, strict=False)), time.time())
-
-
-class SQLiteStore:
-    """Runs and journals in SQLite (WAL): the ``Store`` contract (base.py). ``path`` may be ``":memory:"``."""
+    dialect = _SQLITE
 
     def __init__(self, path: str | os.PathLike[str] = ":memory:", *, lease: float | None = None):
         self.path = str(path)
@@ -140,16 +127,7 @@ class SQLiteStore:
         """Create the tables, or bring an older store's up to this version (one transaction; the write lock)."""
         fresh = self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone() is None
         row = None if fresh else self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if row is not None and not str(row[0]).isdigit():
-            raise StoreError(f"{self.path} has a damaged schema version {row[0]!r}", path=self.path)
-        version = int(row[0]) if row is not None else SCHEMA_VERSION
-        if row is not None and version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path} was written by a newer jupyter_sandbox (schema {row[0]}, "
-                f"this version reads {SCHEMA_VERSION}); upgrade jupyter_sandbox",
-                path=self.path,
-            )
-        for step in range(version, SCHEMA_VERSION):
+        for step in range(schema_version(self.path, row), SCHEMA_VERSION):
             for statement in _MIGRATIONS[step]:
                 self._db.execute(statement)
         for statement in _SCHEMA.split(";"):  # executescript would COMMIT our transaction
@@ -179,54 +157,21 @@ class SQLiteStore:
                     raise self._mapped(exc) from exc
                 raise
 
-    def _read(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    def _statement(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._tx()  # every write takes the write lock up front
+
+    def _read(self, sql: str, args: Any = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             try:
                 return self._db.execute(sql, args).fetchall()
             except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a damaged TEXT column decodes badly
                 raise self._mapped(exc) from exc
 
+    def _many(self, conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        conn.executemany(sql, rows)
+
     def _mapped(self, exc: Exception) -> StoreError:
         return StoreError(f"the run store {self.path} failed: {exc}", path=self.path)
-
-    # -- runs --------------------------------------------------------------------
-
-    def create_run(self, run: RunRow) -> RunRow:
-        now = time.time()
-        run.created = run.created or now
-        run.updated = now
-        with self._tx() as db:
-            self._insert_run(db, run)
-        return run
-
-    def _insert_run(self, db: sqlite3.Connection, run: RunRow) -> None:
-        values = [getattr(run, c) for c in _COLUMNS]
-        for i, column in enumerate(_COLUMNS):
-            if column in _BLOBS:
-                values[i] = cbor2.dumps(values[i]) if values[i] is not None else None
-        try:
-            db.execute(f"INSERT INTO runs ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})", values)
-        except sqlite3.IntegrityError as exc:
-            raise StoreError(f"a run {run.id} already exists in {self.path}", path=self.path) from exc
-
-    def get_run(self, run_id: str) -> RunRow:
-        rows = self._read(f"SELECT {', '.join(_COLUMNS)} FROM runs WHERE id = ?", (run_id,))
-        if not rows:
-            raise RunNotFound(run_id)
-        return _row_to_run(rows[0])
-
-    def list_runs(self, *, status: str | None = None, top_level: bool = False, limit: int = 200) -> list[RunRow]:
-        where, args = [], []
-        if status:
-            where.append("status = ?")
-            args.append(status)
-        if top_level:
-            where.append("parent IS NULL")
-        sql = f"SELECT {', '.join(_COLUMNS)} FROM runs"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY created DESC LIMIT ?"
-        return [_row_to_run(r) for r in self._read(sql, (*args, limit))]
 
     def due_runs(self, now_ms: float, limit: int = 100) -> list[str]:
         """Parked runs due at ``now_ms``, then running ones whose lease expired, reserved for this process.
@@ -234,144 +179,18 @@ class SQLiteStore:
         The reservation (owner and lease on the row) makes other workers pass these runs by for one
         lease, so N schedulers share the due runs instead of all racing for each (the claim still decides).
         """
-        now = time.time()
-        if not self._read(f"SELECT 1 FROM runs WHERE {_DUE} LIMIT 1", (now_ms, now, OWNER, now)):
+        args = {"now_ms": now_ms, "now": time.time(), "owner": OWNER, "lease": self.lease_seconds, "limit": limit}
+        if not self._read(render(f"SELECT 1 FROM runs WHERE {DUE} LIMIT 1", _SQLITE), args):
             return []  # the usual tick: nothing due, and no write lock taken to find that out
         with self._tx() as db:
-            rows = db.execute(
-                f"UPDATE runs SET owner = ?, lease_until = ? WHERE id IN (SELECT id FROM runs WHERE "
-                f"{_DUE} ORDER BY wake_at LIMIT ?) RETURNING id, status, wake_at, lease_until",
-                (OWNER, now + self.lease_seconds, now_ms, now, OWNER, now, limit),
-            ).fetchall()
-        return _due_order(rows)
+            return due_order(db.execute(render(RESERVE_DUE, _SQLITE), args).fetchall())
 
     def change_counter(self) -> int:
         """Other connections' commits (``data_version``) plus the rows this one changed: grows with any change."""
         with self._lock:
             return int(self._db.execute("PRAGMA data_version").fetchone()[0]) + self._db.total_changes
 
-    def children(self, run_id: str) -> list[str]:
-        return [r[0] for r in self._read("SELECT id FROM runs WHERE parent = ? ORDER BY created", (run_id,))]
-
-    def update_run(self, run_id: str, **fields: Any) -> None:
-        with self._tx() as db:
-            self._update(db, run_id, fields)
-
-    def _update(self, db: sqlite3.Connection, run_id: str, fields: dict[str, Any]) -> None:
-        fields["updated"] = time.time()
-        sets = ", ".join(f"{k} = ?" for k in fields)
-        values = [cbor2.dumps(v) if k in _BLOBS and v is not None else v for k, v in fields.items()]
-        db.execute(f"UPDATE runs SET {sets} WHERE id = ?", (*values, run_id))
-
-    # -- attempts: the compare-and-set that lets exactly one resume proceed --------
-
-    def claim(self, run_id: str, allowed: tuple[str, ...], *, source_hash: str, force: bool = False) -> int:
-        """Take the run for a new attempt; return its number. Exactly one concurrent claim wins."""
-        with self._tx() as db:
-            row = db.execute("SELECT status, owner, attempt, lease_until FROM runs WHERE id = ?", (run_id,)).fetchone()
-            if row is None:
-                raise RunNotFound(run_id)
-            status, owner, until = row[0], row[1], row[3]
-            attempt = cast(int, row[2])
-            now = time.time()
-            stale = status == "running" and (force or not lease_held(owner, until, now, run_id))
-            if status not in allowed and not stale:
-                if status == "running":
-                    raise RunBusyError(
-                        f"run {run_id} is already being resumed (by {owner}); wait for that to finish",
-                        run_id=run_id,
-                        status=status,
-                    )
-                raise RunStateError(
-                    f"run {run_id} is {status}; only a run that is {' or '.join(allowed)} can be resumed",
-                    run_id=run_id,
-                    status=status,
-                )
-            attempt += 1
-            first_seq = db.execute(
-                "SELECT COALESCE(MAX(seq) + 1, 0) FROM run_journal WHERE run_id = ?", (run_id,)
-            ).fetchone()[0]
-            self._update(
-                db,
-                run_id,
-                {
-                    "status": "running",
-                    "owner": OWNER,
-                    "attempt": attempt,
-                    "wake_at": None,
-                    "lease_until": now + self.lease_seconds,
-                },
-            )
-            db.execute(
-                "INSERT OR REPLACE INTO run_attempts (run_id, n, source_hash, started, first_seq) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (run_id, attempt, source_hash, now, first_seq),
-            )
-        _ACTIVE.add(run_id)  # only once the claim committed: a failed claim leaves nothing held
-        self._heartbeat.hold(run_id, attempt)
-        return attempt
-
-    def release(self, run_id: str) -> None:
-        _ACTIVE.discard(run_id)
-        self._heartbeat.drop(run_id)
-
-    def _renew(self, run_id: str, epoch: int) -> bool:
-        """Extend the lease attempt ``epoch`` holds; False once another attempt holds the run."""
-        with self._tx() as db:
-            cur = db.execute(
-                "UPDATE runs SET lease_until = ? WHERE id = ? AND attempt = ? AND status = 'running'",
-                (time.time() + self.lease_seconds, run_id, epoch),
-            )
-            return cur.rowcount == 1
-
-    def _refused(self, db: sqlite3.Connection, run_id: str, epoch: int) -> RunBusyError:
-        return lease_lost(
-            run_id, epoch, db.execute("SELECT status, attempt, owner FROM runs WHERE id = ?", (run_id,)).fetchone()
-        )
-
-    def finish_attempt(
-        self,
-        run_id: str,
-        attempt: int,
-        status: str,
-        entries: list[tuple[Entry, bytes]],
-        *,
-        replayed: int,
-        **fields: Any,
-    ) -> None:
-        """Write the attempt's last entries and the run's new status in one transaction."""
-        try:
-            with self._tx() as db:
-                self._fence(db, run_id, attempt)  # only the attempt that holds the run may end it
-                self._insert_entries(db, run_id, entries, fenced=False)
-                self._update(db, run_id, {"status": status, "lease_until": None, **fields})
-                db.execute(
-                    "UPDATE run_attempts SET ended = ?, outcome = ?, replayed = ? WHERE run_id = ? AND n = ?",
-                    (time.time(), status, replayed, run_id, attempt),
-                )
-        finally:
-            # Even when the write failed (disk full), this process no longer runs it: the
-            # next resume may take it over instead of finding it "already being resumed".
-            self.release(run_id)
-
-    def attempts(self, run_id: str) -> list[dict[str, Any]]:
-        rows = self._read(
-            "SELECT n, source_hash, started, ended, outcome, replayed, first_seq FROM run_attempts "
-            "WHERE run_id = ? ORDER BY n",
-            (run_id,),
-        )
-        keys = ("n", "source_hash", "started", "ended", "outcome", "replayed", "first_seq")
-        return [dict(zip(keys, r, strict=False)) for r in rows]
-
     # -- the journal ---------------------------------------------------------------
-
-    def entries(self, run_id: str) -> list[Entry]:
-        rows = self._read("SELECT seq, body FROM run_journal WHERE run_id = ? ORDER BY seq", (run_id,))
-        return decode_journal(run_id, rows)
-
-    def journal_bytes(self, run_id: str) -> int:
-        rows = self._read("SELECT COALESCE(SUM(LENGTH(body)), 0) FROM run_journal WHERE run_id = ?", (run_id,))
-        return cast(int, rows[0][0])
 
     def append(self, run_id: str, entries: list[tuple[Entry, bytes]]) -> None:
         """Commit entries, fenced: refused (``RunBusyError``) once their attempt no longer holds the run."""
@@ -407,114 +226,3 @@ class SQLiteStore:
             "INSERT INTO run_journal (run_id, seq, kind, body) VALUES (?, ?, ?, ?)",
             [(run_id, e.seq, e.kind, blob) for e, blob in entries],
         )
-
-    def copy_prefix(self, source_id: str, target_id: str, before_seq: int) -> int:
-        """Copy a run's journal entries before ``before_seq`` (and their attempts) to another run (a fork).
-
-        Returns the number of attempts copied.
-        """
-        with self._tx() as db:
-            db.execute(
-                "INSERT INTO run_journal (run_id, seq, kind, body) SELECT ?, seq, kind, body FROM run_journal "
-                "WHERE run_id = ? AND seq < ?",
-                (target_id, source_id, before_seq),
-            )
-            db.execute(
-                "INSERT INTO run_attempts (run_id, n, source_hash, started, ended, outcome, replayed, first_seq)"
-                " SELECT ?, n, source_hash, started, ended, outcome, replayed, first_seq FROM run_attempts "
-                "WHERE run_id = ? AND first_seq < ?",
-                (target_id, source_id, before_seq),
-            )
-            copied = db.execute("SELECT COUNT(*) FROM run_attempts WHERE run_id = ?", (target_id,)).fetchone()
-            return cast(int, copied[0])
-
-    # -- signals: delivery and journal entry commit together (exactly once) --------
-
-    def add_signal(self, run_id: str, event: Any) -> int:
-        with self._tx() as db:
-            if db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
-                raise RunNotFound(run_id)
-            cur = db.execute(
-                "INSERT INTO signals (run_id, event, created) VALUES (?, ?, ?)",
-                (run_id, cbor2.dumps(event), time.time()),
-            )
-            if cur.lastrowid is None:  # an INSERT always sets it
-                raise StoreError(f"the run store {self.path} gave no id for the signal it stored", path=self.path)
-            return cur.lastrowid
-
-    def pending_signals(self, run_id: str) -> list[tuple[int, Any]]:
-        rows = self._read(
-            "SELECT id, event FROM signals WHERE run_id = ? AND delivered_seq IS NULL ORDER BY id", (run_id,)
-        )
-        return [(i, decode_value(run_id, f"signal {i}", e)) for i, e in rows]
-
-    def deliver_signal(
-        self, run_id: str, accept: Callable[[Any], bool], write: Callable[[int, Any], list[tuple[Entry, bytes]]]
-    ) -> bool:
-        """Deliver the oldest undelivered signal ``accept`` takes: mark it and journal it in one transaction."""
-        with self._tx() as db:
-            rows = db.execute(
-                "SELECT id, event FROM signals WHERE run_id = ? AND delivered_seq IS NULL ORDER BY id", (run_id,)
-            ).fetchall()
-            for signal_id, blob in rows:
-                event = decode_value(run_id, f"signal {signal_id}", blob)
-                if accept(event):
-                    entries = write(signal_id, event)
-                    self._insert_entries(db, run_id, entries)
-                    db.execute(
-                        "UPDATE signals SET delivered_seq = ? WHERE id = ? AND delivered_seq IS NULL",
-                        (entries[-1][0].seq, signal_id),
-                    )
-                    return True
-        return False
-
-    # -- moving a run between stores (the file format is portable.py's) ----------------
-
-    def dump_run(self, run_id: str) -> dict[str, Any]:
-        """A run's rows as plain lists: the run, its journal, attempts and signals."""
-        row = self._read(f"SELECT {', '.join(_COLUMNS)} FROM runs WHERE id = ?", (run_id,))
-        if not row:
-            raise RunNotFound(run_id)
-        journal = self._read("SELECT seq, kind, body FROM run_journal WHERE run_id = ? ORDER BY seq", (run_id,))
-        attempts = self._read(
-            "SELECT n, source_hash, started, ended, outcome, replayed, first_seq "
-            "FROM run_attempts WHERE run_id = ? ORDER BY n",
-            (run_id,),
-        )
-        signals = self._read("SELECT event, created, delivered_seq FROM signals WHERE run_id = ?", (run_id,))
-        return {
-            "run": dict(zip(_COLUMNS, row[0], strict=False)),
-            "journal": [list(r) for r in journal],
-            "attempts": [list(a) for a in attempts],
-            "signals": [list(s) for s in signals],
-        }
-
-    def load_runs(self, dumps: list[dict[str, Any]]) -> None:
-        """Insert runs written by ``dump_run``, all or none. A run that was running is marked interrupted."""
-        with self._tx() as db:
-            for item in dumps:
-                values = dict(item["run"])
-                if values.get("status") == "running":
-                    values["status"] = "interrupted"  # its owner is on another machine
-                values["owner"] = values["lease_until"] = None
-                cols = [c for c in _COLUMNS if c in values]
-                try:
-                    db.execute(
-                        f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                        [values[c] for c in cols],
-                    )
-                except sqlite3.IntegrityError as exc:
-                    raise StoreError(f"run {values['id']} already exists in {self.path}", path=self.path) from exc
-                db.executemany(
-                    "INSERT INTO run_journal (run_id, seq, kind, body) VALUES (?, ?, ?, ?)",
-                    [(values["id"], *row) for row in item["journal"]],
-                )
-                db.executemany(
-                    "INSERT INTO run_attempts (run_id, n, source_hash, started, ended, outcome, replayed,"
-                    " first_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(values["id"], *row) for row in item["attempts"]],
-                )
-                db.executemany(
-                    "INSERT INTO signals (run_id, event, created, delivered_seq) VALUES (?, ?, ?, ?)",
-                    [(values["id"], *row) for row in item["signals"]],
-                )
