@@ -10,9 +10,10 @@ changes, so the saved notebook holds the latest state.
 Live after the cell ended: the labextension's renderer opens a comm to the
 target ``jupyter_sandbox.card`` (registered by ``%load_ext``) with the run id
 and store; the kernel answers with the document and sends a new one whenever
-the run changes: after a resume in this kernel (``publish``), or when a poller
-thread sees the store's ``change_counter()`` move (the scheduler, another
-kernel on the same store). A click arrives as ``{type: "answer",
+the run changes: after a resume in this kernel (``publish``), or when the run
+changed elsewhere (the scheduler, another kernel on the same store): heard at
+once on a store that announces changes (PostgreSQL's NOTIFY), else polled
+twice a second (card_watch.py). A click arrives as ``{type: "answer",
 interrupt_id, choice, reason?, edited?}``; the kernel resumes the run with
 exactly that answer only if the interrupt is still open in the store,
 otherwise it just refreshes. ``-o VAR`` is filled when the run completes,
@@ -35,16 +36,15 @@ from ..engine.attempt import Observer
 from ..errors import Interrupt, InvalidValue, RunParked, SandboxError, SandboxInterrupt
 from .card_doc import CARD_MIME, card_document, full_rows
 from .card_html import card_html
+from .card_watch import Watch
 
 __all__ = ["COMM_TARGET", "RunCard", "answer_for", "cards", "publish", "register_comm_target"]
 
 COMM_TARGET = "jupyter_sandbox.card"
-POLL_SECONDS = 0.5
 PUSH_SECONDS = 0.5  # live updates while a run goes: at most 2 a second, each a full read of the store
 _lock = threading.RLock()
 _CARDS: deque[RunCard] = deque(maxlen=500)
 _LINKS: dict[str, list[_Link]] = {}  # run id -> comms of renderers showing it
-_poller: threading.Thread | None = None
 
 
 def cards(run_id: str | None = None) -> list[RunCard]:
@@ -310,6 +310,7 @@ class _Link:
         self.title, self.out_var = title, out_var  # as the saved card showed them
         self.sent = 0
         self.notice: str | None = None  # why this renderer's last click did not resume the run
+        self.chain: list[str] = [run_id]  # the runs it shows (a continueAsNew chain): their changes redraw it
 
     def send(self, doc: dict[str, Any]) -> None:
         if doc.get("version", 0) <= self.sent:
@@ -325,6 +326,7 @@ class _Link:
     def refresh(self) -> None:
         doc = card_document(self.sb, self.run_id, title=self.title, out_var=self.out_var)
         doc["store"] = mask(doc.get("store") or "")
+        self.chain = doc.get("chain") or [self.run_id]
         self.send(doc)
 
     def on_msg(self, msg: dict[str, Any]) -> None:
@@ -384,7 +386,7 @@ def register_comm_target(ip: Any) -> bool:
     return True
 
 
-# -- the poller: changes made elsewhere ---------------------------------------------------------
+# -- changes made elsewhere: card_watch.py listens (PostgreSQL) and polls --------------------------
 
 
 def _watched() -> dict[Any, list[tuple[str, list[RunCard], list[_Link]]]]:
@@ -399,52 +401,13 @@ def _watched() -> dict[Any, list[tuple[str, list[RunCard], list[_Link]]]]:
     return {sb: [(rid, c, li) for rid, (c, li) in runs.items()] for sb, runs in by_store.items()}
 
 
-def _signature(sb: Any, run_id: str) -> tuple:
-    sig, row, n = [], sb.store.get_run(run_id), 0
-    sig.append((row.status, row.updated, row.attempt))
-    while row.status == "continued" and row.successor and n < 1000:
-        row, n = sb.store.get_run(row.successor), n + 1
-        sig.append((row.status, row.updated, row.attempt))
-    return tuple(sig)
+_WATCH = Watch(_watched)
 
 
 def poll_once(counters: dict[Any, int], signatures: dict[tuple[Any, str], tuple]) -> None:
     """One look at each watched store: redraw the runs whose rows changed since the last look."""
-    for sb, runs in _watched().items():
-        try:
-            counter = sb.store.change_counter()
-        except Exception:  # a closed store
-            continue
-        if counters.get(sb) == counter:
-            continue
-        counters[sb] = counter
-        for run_id, shown, links in runs:
-            try:
-                sig = _signature(sb, run_id)
-            except Exception:
-                continue
-            if signatures.get((sb, run_id)) != sig:  # also at first sight: it may have moved since it was drawn
-                signatures[(sb, run_id)] = sig
-                for card in shown:
-                    card.refresh()
-                for link in links:
-                    link.refresh()
-
-
-def _poll() -> None:
-    counters: dict[Any, int] = {}
-    signatures: dict[tuple[Any, str], tuple] = {}
-    while True:
-        time.sleep(POLL_SECONDS)
-        try:
-            poll_once(counters, signatures)
-        except Exception:  # the poller must outlive any one store's trouble
-            pass
+    _WATCH.poll_once(counters, signatures)
 
 
 def _watch() -> None:
-    global _poller
-    with _lock:
-        if _poller is None or not _poller.is_alive():
-            _poller = threading.Thread(target=_poll, name="jupyter-sandbox-cards", daemon=True)
-            _poller.start()
+    _WATCH.start()

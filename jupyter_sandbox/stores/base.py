@@ -94,6 +94,11 @@ class Store(Protocol):
     epoch. The store renews the leases it holds while their runs run. Every journal
     write carries its attempt (``Entry.attempt``) and is refused with ``RunBusyError``,
     in the same statement, once another claim took the run over (fencing).
+
+    Optional, found by ``getattr``: ``listen()``, a listener (a connection of its own)
+    whose ``wait(timeout)`` returns the ids of runs changed since (a run's row or its
+    signals), and ``close()``; and ``closed``, true once the store is closed. The
+    scheduler and the run cards wake on it; a store without it is polled.
     """
 
     path: str

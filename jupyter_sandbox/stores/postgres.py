@@ -113,6 +113,11 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
         self._heartbeat.stop()
         self._pool.close()
 
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called (a listener of this store then stops)."""
+        return bool(self._pool.closed)
+
     def listen(self) -> Changes:
         """A listener for this store's changes (a connection of its own); ``wait`` returns changed run ids."""
         return Changes(self._url, self.schema, self.path)
