@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -177,20 +178,20 @@ class Realm:
         (``for (;;) await null``) waits on nothing the host does, so it is an
         endless loop like any other.
         """
-        job, clock, fuel = self._job, time.thread_time, self.limits.fuel_seconds
-        started, jobs = 0.0, 0
+        job = self._job
         try:
-            while job():
-                jobs += 1
-                if jobs == 1:
-                    continue  # a one-job drain (each replayed entry) reads no clock
-                now = clock()
-                if jobs == 2:
-                    started = now
-                elif now - started > fuel:  # every job after that: each may take almost a whole slice
-                    raise self._fuel_exhausted()
+            if job() and job():  # a one-job drain (each replayed entry) reads no clock
+                self._drain_on()
         except quickjs.JSException as exc:
             raise self._limit_from(exc) from None
+
+    def _drain_on(self) -> None:
+        """The rest of a drain that has run two jobs: the fuel clock starts now."""
+        job, clock, fuel = self._job, time.thread_time, self.limits.fuel_seconds
+        started = clock()
+        while job():
+            if clock() - started > fuel:  # every job after that: each may take almost a whole slice
+                raise self._fuel_exhausted()
 
     def deliver(self, now: float) -> int | list[dict[str, Any]]:
         """The script's queued requests if any; else deliver the next recorded completion.
@@ -199,6 +200,23 @@ class Realm:
         """
         step = self._guard(self._deliver, now)
         return self._requests(step) if isinstance(step, str) else step
+
+    def replay(self, now: Callable[[], float]) -> int | list[dict[str, Any]]:
+        """``deliver`` then ``drain``, over and over, while each delivers one: the replay's inner loop, kept
+        to the three crossings into JS an entry needs (deliver, its job, the empty queue).
+
+        Returns what ``deliver`` returned that was not 1: the requests, 0 or -1 (``now`` is read at each).
+        """
+        deliver, job = self._deliver, self._job
+        try:
+            while True:
+                step = deliver(now())
+                if step != 1:
+                    return self._requests(step) if isinstance(step, str) else step
+                if job() and job():
+                    self._drain_on()
+        except quickjs.JSException as exc:
+            raise self._limit_from(exc) from None
 
     def settle(self, slot: int, result_json: str, now: float) -> None:
         self._guard(self._settle, slot, result_json, now)

@@ -161,7 +161,7 @@ class Runner:
                 if items:
                     self.handlers.handle(items)
                 return
-            step = realm.deliver(self.now)
+            step = realm.replay(self.engine.clock.now)  # delivers (draining between) while it can
             if isinstance(step, list):
                 self.handlers.handle(step)
                 if self.interrupts or self.continue_state is not _MISSING:
