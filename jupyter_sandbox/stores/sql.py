@@ -25,10 +25,10 @@ from .base import OWNER, SCHEMA_VERSION, RunRow
 from .common import ACTIVE, BLOBS, COLUMNS, Heartbeat, lease_held, lease_lost, run_from_values
 from .rows import Entry, decode_journal, decode_value
 
-__all__ = ["DUE", "Dialect", "SQLStore", "due_order", "render", "scalar", "schema_version"]
+__all__ = ["DUE", "RESERVE_DUE", "Dialect", "SQLStore", "due_order", "render", "scalar", "schema_version"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one per backend: hashed by identity, cheaply (render's cache key)
 class Dialect:
     """What one database spells its own way in the shared statements."""
 
@@ -74,7 +74,7 @@ _ATTEMPT = ("n", "source_hash", "started", "ended", "outcome", "replayed", "firs
 _ATTEMPTS = ", ".join(_ATTEMPT)
 _JOURNAL = "FROM run_journal WHERE run_id = ?"
 _PENDING = "SELECT id, event FROM signals WHERE run_id = ? AND delivered_seq IS NULL ORDER BY id"
-# An upsert (SQLite 3.24+ and PostgreSQL alike): a claim that failed at COMMIT may have left its number behind.
+# An upsert both speak (SQLite 3.24+): a row already under this number is started afresh (INSERT OR REPLACE).
 _START_ATTEMPT = (
     "INSERT INTO run_attempts (run_id, n, source_hash, started, first_seq) VALUES (?, ?, ?, ?, ?) "
     "ON CONFLICT (run_id, n) DO UPDATE SET source_hash = EXCLUDED.source_hash, started = EXCLUDED.started, "
@@ -101,7 +101,7 @@ def scalar(conn: Connection, sql: str, args: Any = ()) -> Any:
     """The first column of the one row ``sql`` returns (an aggregate, RETURNING), read to the end."""
     rows = conn.execute(sql, args).fetchall()
     if not rows:
-        raise StoreError(f"the run store returned no row for {sql.split(' (')[0]!r}")
+        raise StoreError(f"the run store returned no row for {sql!r:.80}")
     return rows[0][0]
 
 

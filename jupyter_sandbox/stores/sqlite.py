@@ -1,9 +1,11 @@
 """The store: runs, their journals, attempts and signals in one SQLite file.
 
-All SQL lives here. Every write is one ``BEGIN IMMEDIATE`` transaction, so a
-killed process leaves either all of a write or none of it; sqlite3 errors are
-mapped to ``StoreError`` at this module's edge. Leases and fencing follow
-common.py: every journal write checks the attempt (the epoch) in its statement.
+The statements both backends share are sql.py's; SQLite's own (its schema, the
+fenced append, due runs) live here. Every write is one ``BEGIN IMMEDIATE``
+transaction (or one autocommitting statement), so a killed process leaves either
+all of a write or none of it; sqlite3 errors are mapped to ``StoreError`` at this
+module's edge. Leases and fencing follow common.py: every journal write checks the
+attempt (the epoch) in its statement.
 """
 
 from __future__ import annotations
