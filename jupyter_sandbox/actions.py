@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import inspect
 import json
 import re
 import sys
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
@@ -96,6 +98,7 @@ class Action:
         self.takes_input = bool(positional) and positional[0].name != "resume"
         self.takes_resume = any(p.name == "resume" or p.kind == p.VAR_KEYWORD for p in params)
         self.is_async = inspect.iscoroutinefunction(self.fn)
+        self.quick = False  # a plain action's last call was quick: it may run in place (call_action)
         self.description = self.description or (inspect.getdoc(self.fn) or "").split("\n")[0] or None
 
 
@@ -266,11 +269,19 @@ def _unstorable(text: str) -> bool:
 
 
 async def call_action(
-    action: Action, input: Any, resume: Resume | None, executor: Executor, timeout: float | None, *, gate: bool = True
+    action: Action,
+    input: Any,
+    resume: Resume | None,
+    executor: Executor,
+    timeout: float | None,
+    *,
+    gate: bool = True,
+    inline: Inline | None = None,
 ) -> Outcome:
     """Make one live call: run the function (threaded if plain, on the loop if async) and classify the result.
 
     ``gate=False`` skips the approval step when an earlier attempt already approved this call.
+    ``inline`` may run a plain function in place instead of on ``executor`` (``Inline``).
     """
     input = detach(input)  # the action may edit its input: the journal's copy stays as the script sent it
     if resume is not None:
@@ -307,9 +318,16 @@ async def call_action(
     try:
         if action.is_async:
             pending = action.fn(*args, **kwargs)
+            value = await (asyncio.wait_for(pending, limit) if limit else pending)
         else:
-            pending = asyncio.get_running_loop().run_in_executor(executor, _threaded, action.fn, args, kwargs)
-        value = await (asyncio.wait_for(pending, limit) if limit else pending)
+            ran, value = False, None
+            # In place only without a timeout (it needs a thread it can leave behind), and not the answered
+            # call of an interrupt: what runs after a human's answer is often the slow part.
+            if inline is not None and not limit and resume is None and action.quick:
+                ran, value = inline(functools.partial(_measured, action, args, kwargs))
+            if not ran:
+                pending = asyncio.get_running_loop().run_in_executor(executor, _measured, action, args, kwargs)
+                value = await (asyncio.wait_for(pending, limit) if limit else pending)
     except ActionInterrupt as interrupt:
         return _interrupt(action, interrupt)
     except _Escaped as escaped:
@@ -356,6 +374,29 @@ class _Escaped(Exception):
     def __init__(self, original: BaseException):
         self.original = original
         super().__init__(type(original).__name__)
+
+
+# How the engine offers to run a plain function in place: (True, its value), or (False, None) when it may not.
+Inline = Callable[[Callable[[], Any]], "tuple[bool, Any]"]
+
+QUICK_SECONDS = 0.001  # a plain action whose last call took less may run in place (it blocks the engine meanwhile)
+
+
+def _measured(action: Action, args: tuple, kwargs: dict) -> Any:
+    """Run a plain action, and remember whether it was quick enough to run in place next time.
+
+    A call that interrupts says nothing of how long the call after the answer takes: it is not counted.
+    """
+    started = time.perf_counter()
+    try:
+        value = _threaded(action.fn, args, kwargs)
+    except ActionInterrupt:
+        raise
+    except BaseException:
+        action.quick = time.perf_counter() - started < QUICK_SECONDS
+        raise
+    action.quick = time.perf_counter() - started < QUICK_SECONDS
+    return value
 
 
 def _threaded(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:

@@ -185,11 +185,14 @@ def entry(epoch: int, seq: int) -> tuple[Entry, bytes]:
 @settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(
-        st.tuples(st.sampled_from(["claim", "append"]), st.integers(0, 3), st.integers(1, 3)), min_size=1, max_size=12
+        # batches of 1-3 entries (one fenced statement) and of 70 (past the one-statement size: a transaction)
+        st.tuples(st.sampled_from(["claim", "append"]), st.integers(0, 3), st.sampled_from([1, 2, 3, 70])),
+        min_size=1,
+        max_size=12,
     )
 )
 def test_only_the_current_attempt_can_append(store_url, steps):
-    """Any interleaving of takeovers and appends (of 1-3 entries, from the current or an older attempt)."""
+    """Any interleaving of takeovers and appends (of 1-3 or 70 entries, from the current or an older attempt)."""
     sb = Sandbox(store_url)
     run_id = sb.eval("return 1").run_id
     epochs = [sb.store.claim(run_id, ("completed",), source_hash="", force=True)]

@@ -4,6 +4,12 @@ QuickJS contexts must stay on one thread, and a cell must be able to end
 while a run is paused (notes/jupyter.md), so all engine work runs on a daemon
 thread with its own loop and a stack larger than any realm's stack limit.
 Callers submit coroutines and wait; Ctrl-C while waiting cancels the run.
+
+A plain action awaited alone runs on this thread itself (``run_inline``), not
+on a worker: the thread hop costs more than most actions. While it runs, the
+loop cannot serve a script that action starts (``sb.eval`` inside an action),
+so such a run goes to a helper loop on a thread of its own, and a blocked
+helper to its own helper in turn.
 """
 
 from __future__ import annotations
@@ -11,17 +17,22 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["EngineLoop", "engine_loop"]
+__all__ = ["EngineLoop", "engine_loop", "run_inline"]
 
 T = TypeVar("T")
 _STACK_BYTES = 64 * 1024 * 1024  # far above any realm's stack limit: QuickJS must overflow first
 
 
+_here = threading.local()  # .engine: the EngineLoop whose thread this is
+
+
 class EngineLoop:
     def __init__(self) -> None:
+        self.inline = 0  # plain actions this loop's thread is running in place (nested: more than one)
+        self._helper: EngineLoop | None = None
         self.loop = asyncio.new_event_loop()
         ready = threading.Event()
         previous = threading.stack_size()
@@ -34,6 +45,7 @@ class EngineLoop:
         ready.wait()
 
     def _main(self, ready: threading.Event) -> None:
+        _here.engine = self
         asyncio.set_event_loop(self.loop)
         self.loop.call_soon(ready.set)
         self.loop.run_forever()
@@ -41,8 +53,20 @@ class EngineLoop:
     def submit(self, work: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         return asyncio.run_coroutine_threadsafe(work, self.loop)
 
+    def serving(self) -> EngineLoop:
+        """The loop that can take work now: this one, or past every loop blocked in an inline action, a helper."""
+        loop = self
+        while loop.inline:
+            with _LOCK:
+                if loop._helper is None or not loop._helper.thread.is_alive():
+                    loop._helper = EngineLoop()
+                loop = loop._helper
+        return loop
+
     def run(self, work: Coroutine[Any, Any, T]) -> T:
         """Run ``work`` on the engine thread and wait for it; Ctrl-C cancels it and re-raises."""
+        if self.inline:
+            return self.serving().run(work)
         if threading.current_thread() is self.thread:
             work.close()
             raise RuntimeError(
@@ -66,8 +90,26 @@ class EngineLoop:
             raise
 
 
+def run_inline(fn: Callable[[], T]) -> T:
+    """Call ``fn`` (a plain action) on this engine thread as a worker thread would.
+
+    The loop is hidden meanwhile, so ``asyncio.run`` inside the action works,
+    and a ``Sandbox`` call it makes is served by a helper loop (``serving``).
+    """
+    engine: EngineLoop = _here.engine
+    running = asyncio.events._get_running_loop()
+    engine.inline += 1
+    asyncio.events._set_running_loop(None)
+    try:
+        return fn()
+    finally:
+        asyncio.events._set_running_loop(running)
+        asyncio.set_event_loop(engine.loop)  # asyncio.run inside the action leaves none set
+        engine.inline -= 1
+
+
 _LOOP: EngineLoop | None = None
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()
 
 
 def engine_loop() -> EngineLoop:

@@ -166,7 +166,13 @@ class Requests:
         self.runner._dispatch(
             slot,
             call_action(
-                action, call_input, resume, self.runner.engine.executor, self.runner.limits.action_timeout, gate=gate
+                action,
+                call_input,
+                resume,
+                self.runner.engine.executor,
+                self.runner.limits.action_timeout,
+                gate=gate,
+                inline=self.runner.inline,
             ),
         )
 

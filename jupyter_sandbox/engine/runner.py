@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ..actions import Outcome, detach
@@ -26,6 +27,7 @@ from ..errors import CallLogMismatchError, Interrupt, LimitExceeded, SandboxErro
 from ..stores.rows import Entry
 from .attempt import Attempt, AttemptResult, Observer
 from .journal import JournalWriter, settlement
+from .loop import run_inline
 from .realm import Realm
 from .requests import FrontierReached, Requests
 from .waits import Waits
@@ -37,6 +39,8 @@ log = logging.getLogger("jupyter_sandbox")
 
 
 _MISSING = object()
+_VISIBLE_AFTER = 0.02  # seconds a lone call runs before its call entry is committed ahead of its result
+_DEFERRABLE = frozenset({"call", "now", "random", "console", "log", "step", "plan"})
 
 
 class Runner:
@@ -67,6 +71,7 @@ class Runner:
         self.outcome: dict[str, Any] | None = None  # how the script settled, once it has
         self.replaying = True  # recorded completions may remain to deliver
         self.ran = True  # JS ran since the requests were last taken
+        self.alone = False  # awaiting a lone call: nothing else can happen until it returns
         self.realm: Realm | None = None
 
     @property
@@ -188,26 +193,78 @@ class Runner:
         A lone call, with nothing else that could happen meanwhile (no replay
         left, no timer or event, no other call), is awaited in place: the same
         result, without a task and two turns of the event loop per action.
+        A lone action call commits with its result, in one write, unless it is
+        still running after ``_VISIBLE_AFTER``: a call the journal has not seen
+        runs again on resume exactly as one it has seen without a result does
+        (DESIGN.md rule 5), so the earlier write would only buy visibility.
         """
+        if self._lone():
+            slot, work = self.starting[0]
+            self.starting = []
+            if self._deferrable(slot):
+                timer = asyncio.get_running_loop().call_later(_VISIBLE_AFTER, self._flush_in_flight)
+            else:
+                timer = None
+                try:
+                    self._flush()  # a child run's id, an approval's answer: committed before the work starts
+                except SandboxError:
+                    work.close()
+                    raise
+            self.alone = True
+            try:
+                outcome = await work
+            finally:
+                self.alone = False
+                if timer is not None:
+                    timer.cancel()
+            self._record_outcome(slot, outcome)
+            self._flush()  # committed before the script sees it
+            return
         self._flush()  # each entry commits as it happens: a call in flight is in the journal
         starting, self.starting = self.starting, []  # (after the flush: if it fails, _abandon closes them)
-        if (
-            len(starting) == 1
+        for slot, work in starting:
+            task = asyncio.ensure_future(work)
+            self.inflight[slot] = task
+            task.add_done_callback(lambda done, s=slot: self._completed(s, done))
+
+    def inline(self, fn: Callable[[], Any]) -> tuple[bool, Any]:
+        """Run a plain action in place when it is the lone call (``actions.Inline``): no thread hop."""
+        if not self.alone:
+            return False, None
+        return True, run_inline(fn)
+
+    def _lone(self) -> bool:
+        """One call and nothing else that could happen while it runs."""
+        return (
+            len(self.starting) == 1
             and not self.inflight
             and not self.waits
             and not self.replaying
             and not self.interrupts
             and self.continue_state is _MISSING
             and self.outcome is None
-        ):
-            slot, work = starting[0]
-            self._record_outcome(slot, await work)
-            self._flush()  # committed before the script sees it
-            return
-        for slot, work in starting:
-            task = asyncio.ensure_future(work)
-            self.inflight[slot] = task
-            task.add_done_callback(lambda done, s=slot: self._completed(s, done))
+        )
+
+    def _deferrable(self, slot: int) -> bool:
+        """Whether the entries up to this call may wait to commit with its result.
+
+        Not a child run's call (its id must be durable before the child writes
+        a journal of its own) nor an approval's answer (a crash must not ask the
+        human again); clock reads and notes are rebuilt by a replay like the call.
+        """
+        request = self.requests.get(slot)
+        return (
+            request is not None
+            and request.body.get("op") == "call"
+            and all(entry.kind in _DEFERRABLE for entry, _ in self.writer.pending)
+        )
+
+    def _flush_in_flight(self) -> None:
+        """The call is still running: commit it now, so views show it in flight."""
+        try:
+            self._flush()
+        except SandboxError:  # the entries are kept; the write after the result tries again and raises
+            log.debug("could not yet journal a call in flight", exc_info=True)
 
     def _completed(self, slot: int, task: asyncio.Future[Outcome]) -> None:
         self.done.append((slot, task))

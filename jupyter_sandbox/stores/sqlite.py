@@ -10,6 +10,7 @@ attempt (the epoch) in its statement.
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import threading
@@ -86,6 +87,16 @@ _FENCE = (
     "(EXISTS (SELECT 1 FROM runs WHERE id = ? AND attempt = ? AND status = 'running') "
     "OR NOT EXISTS (SELECT 1 FROM runs WHERE id = ?))"
 )
+_ONE_STATEMENT = 64  # entries appended by one fenced INSERT; a longer batch is one transaction
+
+
+@functools.lru_cache(maxsize=_ONE_STATEMENT)
+def _append_sql(rows: int) -> str:
+    """One INSERT of ``rows`` journal rows that writes all or none of them: none once the fence refuses."""
+    values = ", ".join(["(?, ?, ?, ?)"] * rows)
+    return f"INSERT INTO run_journal (run_id, seq, kind, body) SELECT * FROM (VALUES {values}) WHERE {_FENCE}"
+
+
 _MIGRATIONS = {1: ["ALTER TABLE runs ADD COLUMN lease_until REAL"]}  # from version -> statements to the next
 
 # The store's clock is Python's, bound as :now; BEGIN IMMEDIATE holds the whole file, so no row locks.
@@ -196,16 +207,17 @@ class SQLiteStore(SQLStore[sqlite3.Connection]):
 
     def append(self, run_id: str, entries: list[tuple[Entry, bytes]]) -> None:
         """Commit entries, fenced: refused (``RunBusyError``) once their attempt no longer holds the run."""
-        if len(entries) == 1:  # one autocommitting INSERT: as atomic, a third of the statements
-            entry, blob = entries[0]
+        if 0 < len(entries) <= _ONE_STATEMENT:  # one autocommitting INSERT: as atomic, a third of the statements
+            epoch = entries[0][0].attempt
+            args: list[Any] = []
+            for entry, blob in entries:
+                args += (run_id, entry.seq, entry.kind, blob)
+            args += (run_id, epoch, run_id)
             with self._lock:
                 try:
-                    cur = self._db.execute(
-                        f"INSERT INTO run_journal (run_id, seq, kind, body) SELECT ?, ?, ?, ? WHERE {_FENCE}",
-                        (run_id, entry.seq, entry.kind, blob, run_id, entry.attempt, run_id),
-                    )
-                    if cur.rowcount == 0:
-                        raise self._refused(self._db, run_id, entry.attempt)
+                    cur = self._db.execute(_append_sql(len(entries)), args)
+                    if cur.rowcount != len(entries):
+                        raise self._refused(self._db, run_id, epoch)
                 except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
                     raise self._mapped(exc) from exc
         elif entries:

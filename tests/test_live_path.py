@@ -1,0 +1,255 @@
+"""The live path's two shortcuts: a lone call commits once, and a quick plain action runs in place.
+
+Neither may change what a run does or what its journal holds: these tests pin
+that, and where each shortcut must not apply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from jupyter_sandbox import ActionError, ActionInterrupt, Sandbox, SandboxInterrupt
+
+
+class CountingStore:
+    """Counts the store's journal writes (the commits a run pays for)."""
+
+    def __init__(self, sb: Sandbox):
+        self.appends: list[list[str]] = []
+        store = sb.store
+        original = store.append
+
+        def append(run_id, entries):
+            self.appends.append([e.kind for e, _ in entries])
+            return original(run_id, entries)
+
+        store.append = append  # type: ignore[method-assign]
+
+
+def _thread_names(sb: Sandbox) -> list[str]:
+    names: list[str] = []
+
+    @sb.action
+    def where(x):
+        names.append(threading.current_thread().name)
+        return x
+
+    return names
+
+
+# -- one commit per lone call ------------------------------------------------------------
+
+
+def test_a_lone_call_commits_with_its_result_in_one_write(sb):
+    counted = CountingStore(sb)
+
+    @sb.action
+    async def noop(x):
+        return x
+
+    assert sb.eval("let t = 0; for (let i = 0; i < 5; i++) t += await actions.noop(i); return t").output == 10
+    assert counted.appends[0] == ["attempt", "call"]  # the attempt's start is committed before anything runs
+    assert counted.appends[1:] == [["result"]] + [["call", "result"]] * 4
+
+
+def test_a_lone_call_still_running_is_journaled_before_its_result(sb):
+    seen: list[list[str]] = []
+
+    @sb.action
+    async def slow(x):
+        await asyncio.sleep(0.3)  # far past the 20 ms after which a running call is committed
+        run = sb.runs(limit=1)[0]
+        seen.append([e["kind"] for e in sb.run(run.id).entries])
+        return x
+
+    @sb.action
+    async def quick(x):
+        return x
+
+    assert sb.eval("await actions.quick(0); return await actions.slow(1)").output == 1  # (an attempt's first
+    assert seen == [["attempt", "call", "result", "call"]]  # call always commits before it runs)
+
+
+def test_a_child_runs_call_commits_before_the_child_starts(sb):
+    seen: list[list[str]] = []
+
+    @sb.action
+    def child_step(x):
+        parent = next(r for r in sb.runs(include_children=True) if r.parent is None)
+        seen.append([e["kind"] for e in sb.run(parent.id).entries])
+        return x
+
+    @sb.action
+    async def quick(x):
+        return x
+
+    sb.eval(
+        "await actions.quick(0);"
+        "return await ctx.delegate({name: 'c', script: 'return await actions.child_step(ctx.input)', input: 2})"
+    )
+    assert seen == [["attempt", "call", "result", "call"]]
+
+
+def test_an_approved_call_commits_its_answer_before_the_action_runs(sb):
+    seen: list[list[str]] = []
+
+    @sb.action(approval=True)
+    def publish(x):
+        seen.append([e["kind"] for e in sb.run(paused.run_id).entries])
+        return x
+
+    with pytest.raises(SandboxInterrupt) as caught:
+        sb.eval("return await actions.publish(7)")
+    paused = caught.value
+    assert sb.resume(paused.run_id, True).output == 7
+    assert "answer" in seen[0]
+
+
+def test_a_run_the_store_refuses_mid_call_fails_with_the_stores_error_and_nothing_runs_twice(sb):
+    calls: list[int] = []
+
+    @sb.action
+    async def noop(x):
+        calls.append(x)
+        return x
+
+    original = sb.store.append
+    failures = iter([True, False, False, False])
+
+    def flaky(run_id, entries):
+        if any(e.kind == "result" for e, _ in entries) and next(failures):
+            from jupyter_sandbox.errors import StoreError
+
+            raise StoreError("disk I/O error (injected)")
+        return original(run_id, entries)
+
+    sb.store.append = flaky  # type: ignore[method-assign]
+    with pytest.raises(Exception, match="injected"):
+        sb.eval("await actions.noop(1); return await actions.noop(2)")
+    assert calls == [1]
+
+
+# -- a quick plain action runs in place ---------------------------------------------------
+
+
+def test_a_quick_plain_action_awaited_alone_runs_on_the_engine_thread_after_its_first_call(sb):
+    names = _thread_names(sb)
+    sb.eval("for (let i = 0; i < 3; i++) await actions.where(i)")
+    assert names[0].startswith("jsbx-action")  # the first call is measured on a worker
+    assert names[1:] == ["jupyter-sandbox-engine"] * 2
+
+
+def test_plain_calls_in_flight_together_run_on_workers(sb):
+    names = _thread_names(sb)
+    sb.eval("await actions.where(0); await Promise.all([actions.where(1), actions.where(2)])")
+    assert all(name.startswith("jsbx-action") for name in names[1:])
+
+
+def test_a_plain_action_with_a_timeout_never_runs_in_place():
+    sb = Sandbox(store=":memory:")
+    try:
+        names: list[str] = []
+
+        @sb.action(timeout=5)
+        def where(x):
+            names.append(threading.current_thread().name)
+            return x
+
+        sb.eval("for (let i = 0; i < 3; i++) await actions.where(i)")
+        assert all(name.startswith("jsbx-action") for name in names)
+    finally:
+        sb.close()
+
+
+def test_a_plain_action_that_was_slow_goes_back_to_a_worker(sb):
+    names: list[str] = []
+
+    @sb.action
+    def sometimes_slow(x):
+        names.append(threading.current_thread().name)
+        if x == 2:
+            time.sleep(0.01)
+        return x
+
+    sb.eval("for (let i = 0; i < 5; i++) await actions.sometimes_slow(i)")
+    assert names[1:3] == ["jupyter-sandbox-engine"] * 2  # quick: in place, the slow one included
+    assert names[3].startswith("jsbx-action")  # after the slow call: a worker again
+    assert names[4] == "jupyter-sandbox-engine"  # quick once more
+
+
+def test_a_plain_action_running_in_place_may_run_another_script(sb):
+    @sb.action
+    def nested(x):
+        if x == 0:
+            return 0
+        return sb.eval("return (await actions.inner(ctx.input)) * 2", input=x).output
+
+    @sb.action
+    def inner(x):
+        if x == 0:
+            return 0
+        return sb.eval("return ctx.input + 1", input=x).output  # a script inside a script inside a script
+
+    sb.eval("await actions.inner(0); await actions.inner(0)")  # inner is quick: in place from now on
+    assert sb.eval("await actions.nested(0); return await actions.nested(20)").output == 42
+
+
+def test_a_plain_action_running_in_place_may_use_asyncio_run(sb):
+    @sb.action
+    def doubled(x):
+        async def twice():
+            await asyncio.sleep(0)
+            return x * 2
+
+        return asyncio.run(twice())
+
+    assert sb.eval("await actions.doubled(0); await actions.doubled(1); return await actions.doubled(21)").output == 42
+    assert sb.eval("return 1 + await actions.doubled(1)").output == 3  # the engine's loop survived it
+
+
+@pytest.mark.parametrize("raised", [ValueError("bad value"), SystemExit(3)])
+def test_a_plain_action_failing_in_place_fails_as_on_a_worker(sb, raised):
+    @sb.action
+    def fails(x):
+        if x:
+            raise raised
+        return x
+
+    with pytest.raises(ActionError) as caught:
+        sb.eval("await actions.fails(0); await actions.fails(0); await actions.fails(1)")
+    assert type(raised).__name__ in str(caught.value)
+
+
+def test_a_plain_action_interrupting_in_place_pauses_the_run(sb):
+    @sb.action
+    def ask(x, resume=None):
+        if x and resume is None:
+            raise ActionInterrupt(data={"question": x})
+        return resume.value if resume else x
+
+    with pytest.raises(SandboxInterrupt) as caught:
+        sb.eval("await actions.ask(0); await actions.ask(0); return await actions.ask('why?')")
+    assert caught.value.interrupts[0].data == {"question": "why?"}
+    assert sb.resume(caught.value.run_id, "because").output == "because"
+
+
+def test_an_interrupting_call_does_not_make_its_action_run_in_place(sb):
+    names: list[str] = []
+
+    @sb.action
+    def review(x, resume=None):
+        names.append(threading.current_thread().name)
+        if resume is None:
+            raise ActionInterrupt(data=x)  # quick, but says nothing of the work after the answer
+        time.sleep(0.005)  # the work after the answer is the slow part
+        return resume.value
+
+    for _ in range(2):
+        with pytest.raises(SandboxInterrupt) as caught:
+            sb.eval("return await actions.review(1)")
+        sb.resume(caught.value.run_id, "ok")
+    assert all(name.startswith("jsbx-action") for name in names)
