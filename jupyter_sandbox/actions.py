@@ -178,10 +178,15 @@ MAX_DEPTH = 256  # below the 400 levels the journal's CBOR decoder reads back
 _LONG_NUMBER = re.compile(r"\d{309}")  # as many digits as the largest double has: maybe past it
 
 
+_ENCODER = json.JSONEncoder(allow_nan=False, ensure_ascii=False)  # json.dumps with options builds one per call
+
+
 def to_json(value: Any, what: str) -> str:
     """JSON for the realm; a clear TypeError naming ``what`` and the offending part if it is not JSON."""
+    if value is None:
+        return "null"
     try:
-        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        text = _ENCODER.encode(value)
         text.encode("utf-8")  # a lone surrogate cannot be stored
         # An int the script would read as Infinity; a text shorter than 309 characters holds none (no scan).
         if len(text) >= 309 and _LONG_NUMBER.search(text) and _first_problem(value, "$"):
