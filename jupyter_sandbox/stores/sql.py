@@ -52,6 +52,8 @@ def render(template: str, dialect: Dialect) -> str:
 
 
 class Cursor(Protocol):
+    """What the shared methods read of a statement's result (a DB-API cursor)."""
+
     @property
     def rowcount(self) -> int: ...
 
