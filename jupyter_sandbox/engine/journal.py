@@ -106,22 +106,47 @@ class Journal:
         return _call_log_entry(state, None)
 
     def plan(self) -> dict[str, Any]:
-        """Every completed effect in the order it completed live, for the prelude."""
-        recs: list[dict[str, Any]] = []
+        """Every completed effect in the order it completed live, for the prelude.
+
+        By columns (``loadPlan`` in prelude.js reads them): ``s`` the slot, ``k`` the content key (the kind,
+        for a clock or random read), ``v`` the value; ``e`` lists ``[index, error]`` of each failure and
+        ``sync`` the indices of clock and random reads.
+        """
+        slots: list[int] = []
+        keys: list[str | None] = []
+        values: list[Any] = []
+        errors: list[list[Any]] = []
+        sync: list[int] = []
+        states = self.slots
         for entry in self.entries:
-            if entry.kind not in COMPLETION_KINDS or entry.slot is None:
+            kind = entry.kind
+            if kind not in COMPLETION_KINDS or entry.slot is None:
                 continue
-            if entry.kind in SYNC_KINDS:
-                recs.append({"s": entry.slot, "k": entry.kind, "v": entry.body["value"], "sync": 1})
+            if kind in SYNC_KINDS:
+                sync.append(len(slots))
+                slots.append(entry.slot)
+                keys.append(kind)
+                values.append(entry.body["value"])
                 continue
-            request = self.slots[entry.slot].request
+            request = states[entry.slot].request
             if request is None:
                 continue  # a completion without its request cannot be keyed; it runs live again
-            rec: dict[str, Any] = {"s": entry.slot, "k": request.body["key"]}
             ok, value = delivered(entry)
-            rec["v" if ok else "e"] = value
-            recs.append(rec)
-        return {"recs": recs, "notes": self.notes, "frontier": max(self.slots, default=-1) + 1}
+            if not ok:
+                errors.append([len(slots), value])
+                value = None
+            slots.append(entry.slot)
+            keys.append(request.body["key"])
+            values.append(value)
+        return {
+            "s": slots,
+            "k": keys,
+            "v": values,
+            "e": errors,
+            "sync": sync,
+            "notes": self.notes,
+            "frontier": max(self.slots, default=-1) + 1,
+        }
 
     def call_log(self) -> list[dict[str, Any] | None]:
         """Seed 004's call log: by slot, ``None`` where a slot is open.
@@ -271,7 +296,17 @@ def plan_from_call_log(call_log: Any) -> dict[str, Any]:
             rec["v"] = None if kind == "sleep" else entry["response"]
         recs.append((order, rec))
     recs.sort(key=lambda pair: pair[0])
-    return {"recs": [rec for _, rec in recs], "notes": 0}
+    plan: dict[str, Any] = {"s": [], "k": [], "v": [], "e": [], "sync": [], "kin": [], "imp": 1, "notes": 0}
+    for index, (_, rec) in enumerate(recs):  # by columns, as Journal.plan gives them
+        plan["s"].append(rec["s"])
+        plan["k"].append(rec.get("k"))  # None: the prelude keys it from kin
+        plan["v"].append(rec.get("v"))
+        plan["kin"].append(rec.get("kin"))
+        if "e" in rec:
+            plan["e"].append([index, rec["e"]])
+        if rec.get("sync"):
+            plan["sync"].append(index)
+    return plan
 
 
 class JournalWriter:

@@ -438,7 +438,7 @@ class Runner:
         if self.realm is None:
             return 0
         try:
-            return len(self.plan["recs"]) - self.realm.undelivered()
+            return len(self.plan["s"]) - self.realm.undelivered()
         except SandboxError:
             return 0
 

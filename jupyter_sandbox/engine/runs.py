@@ -420,7 +420,7 @@ class Engine:
         scratch.close()
         # What the replay reached: the completions it was served, and the open requests it asked for again.
         recorded = journal.effect_slots()
-        served = {rec["s"] for rec in plan["recs"]}
+        served = set(plan["s"])
         try:
             served -= set(runner.realm.unused()) if runner.realm is not None else served
         except SandboxError:  # the realm itself failed: nothing it was served can be counted

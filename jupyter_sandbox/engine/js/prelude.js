@@ -58,6 +58,7 @@ const MathFloor = Math.floor;
 const MathMax = Math.max;
 const MathMin = Math.min;
 const Int32 = Int32Array;
+const typedSort = uncurry(Object.getPrototypeOf(Int32Array.prototype).sort);
 const toLower = uncurry(String.prototype.toLowerCase);
 
 const FRAME = /:(\d+):(\d+)\)?$/;
@@ -269,9 +270,17 @@ function locationText() {
 
 // ---- replay: the journal handed over once, served inside the realm --------
 
-const recorded = table();       // slot -> rec
-const byKey = table();          // content key -> {recs, next}: FIFO per key
-let order = [];                 // async recs in the order they completed live
+// The plan is held by columns, one index per recorded completion, in the order they
+// completed live (no object per entry: a resume of thousands pays for none). Every
+// column is the host's own: filled before the script runs, or a typed array, so no
+// setter a script puts on Array.prototype or Object.prototype sees a write or adds a
+// value (an `e` that turns a replayed success into a failure, a timer's value).
+const recorded = table();       // slot -> index
+let byKey = null;               // content key -> {recs (indices), next}: FIFO per key, built at the first miss
+let order = new Int32Array(0);  // the indices of async completions, in the order they completed live
+let orderCount = 0;             // its length (a typed array's length is a getter a script could replace)
+let rS = [], rK = [], rV = [], rE = [], rKin = [], rRes = [], rRej = [], rName = [];
+let rFail = new Uint8Array(0), rSync = rFail, rImp = rFail, rUsed = rFail, rDone = rFail;
 let cursor = 0;
 let undelivered = 0;
 let notesRecorded = 0;
@@ -290,80 +299,92 @@ function keyOf(kin) {
   }
 }
 
-// One recorded completion, as the host reads it from here on: a null-prototype
-// record with every field its own, so nothing a script puts on Object.prototype
-// (an `e`, a `v`, a getter named `used`) can add a field a record lacks: turn a
-// replayed success into a failure or give a timer a value.
-// (``from`` is read before the script runs, so plain reads of it are safe; one
-// literal: one allocation with one shape, the cheapest null-prototype record.)
-function planRecord(from) {
-  const ok = from.e === undefined;
-  return {
-    __proto__: null, s: from.s, k: from.k === undefined ? keyOf(from.kin) : from.k, sync: !!from.sync, ok,
-    v: ok ? completionValue(from, "v") : null, e: ok ? null : from.e,
-    used: false, done: false, res: null, rej: null, name: null,
-    // from a bare call log (plan_from_call_log marks them): not in this run's journal yet
-    imported: from.imp === 1, kin: from.kin === undefined ? null : from.kin,
-  };
-}
-
 // An effect served from a bare call log is journaled as it is served, so the run's own
 // journal holds it and a later resume by run id replays it instead of running it again.
-function journalImported(rec) {
-  const kin = rec.kin;
-  if (rec.sync) {
-    push(`{"t":"${rec.k}","s":${rec.s},"value":${JSONstringify(rec.v)}}`);
+function journalImported(i) {
+  const kin = rKin[i];
+  if (rSync[i]) {
+    push(`{"t":"${rK[i]}","s":${rS[i]},"value":${JSONstringify(rV[i])}}`);
     return;
   }
-  const outcome = rec.ok ? `"ok":true,"value":${toJSONText(rec.v, "call_log response")}`
-    : `"ok":false,"error":{"message":${JSONstringify(StringCtor(own(rec.e, "message")))}}`;
-  push(`{"t":"imported","s":${rec.s},"key":${JSONstringify(rec.k)},"op":${JSONstringify(kin.op)},` +
+  const outcome = !rFail[i] ? `"ok":true,"value":${toJSONText(rV[i], "call_log response")}`
+    : `"ok":false,"error":{"message":${JSONstringify(StringCtor(own(rE[i], "message")))}}`;
+  push(`{"t":"imported","s":${rS[i]},"key":${JSONstringify(rK[i])},"op":${JSONstringify(kin.op)},` +
        `"name":${JSONstringify(kin.name === undefined ? null : kin.name)},"input":${toJSONText(kin.input, "call_log input")},` +
        `"timeout":${JSONstringify(kin.timeout === undefined ? null : kin.timeout)},${outcome}}`);
 }
 
+// The plan (journal.py ``plan``): columns s (slot), k (content key, null where a bare
+// call log gives kin instead), v (value); e: [index, error] of each failure; sync: the
+// indices of clock and random reads; kin: by index, or absent; imp: 1 when every entry
+// comes from a bare call log (not in this run's journal yet). Read before the script runs.
 function loadPlan(plan) {
-  order = [];
-  const recs = plan.recs;
-  for (let i = 0; i < recs.length; i++) {
-    const rec = planRecord(recs[i]);
-    recorded[rec.s] = rec;
-    let fifo = byKey[rec.k];
-    if (fifo === undefined) { fifo = { __proto__: null, recs: [], next: 0 }; byKey[rec.k] = fifo; }
-    fifo.recs[fifo.recs.length] = rec;
-    if (!rec.sync) { order[order.length] = rec; undelivered++; }
-  }
-  const keys = ObjectKeys(byKey);
-  for (let i = 0; i < keys.length; i++) {
-    const fifo = byKey[keys[i]];
-    if (fifo.recs.length > 1) arraySort(fifo.recs, (a, b) => a.s - b.s); // plans come in completion order
+  const n = plan.s.length;
+  rS = plan.s; rK = plan.k; rV = plan.v;
+  rKin = plan.kin === undefined ? new Array(n).fill(null) : plan.kin;
+  rE = new Array(n).fill(null); rRes = new Array(n).fill(null); rRej = new Array(n).fill(null);
+  rName = new Array(n).fill(null);
+  rFail = new Uint8Array(n); rSync = new Uint8Array(n); rUsed = new Uint8Array(n); rDone = new Uint8Array(n);
+  rImp = new Uint8Array(n);
+  if (plan.imp === 1) rImp.fill(1);
+  const errors = plan.e || [];
+  for (let j = 0; j < errors.length; j++) { rFail[errors[j][0]] = 1; rE[errors[j][0]] = errors[j][1]; }
+  const sync = plan.sync || [];
+  for (let j = 0; j < sync.length; j++) rSync[sync[j]] = 1;
+  orderCount = n - sync.length;
+  order = new Int32Array(orderCount);
+  for (let i = 0; i < n; i++) {
+    if (rK[i] === null) rK[i] = keyOf(rKin[i]);
+    recorded[rS[i]] = i;
+    if (!rSync[i]) order[undelivered++] = i;
   }
   notesRecorded = plan.notes | 0;
   frontier = plan.frontier | 0;
+}
+
+// The FIFO per content key, by slot (rule 2), for the first effect not served at its own
+// slot. Built then, while no entry has been served from it: the same tables an eager
+// build would hold (entries served at their slot are skipped as used).
+// (It runs while the script does: only intrinsics captured above, typed arrays, own lengths.)
+function indexByKey() {
+  const index = table();
+  const n = rS.length;
+  for (let i = 0; i < n; i++) {
+    let fifo = index[rK[i]];
+    if (fifo === undefined) { fifo = { __proto__: null, recs: null, next: 0, n: 0 }; index[rK[i]] = fifo; }
+    fifo.n++;
+  }
+  const keys = ObjectKeys(index);
+  for (let j = 0; j < keys.length; j++) { const fifo = index[keys[j]]; fifo.recs = new Int32(fifo.n); fifo.n = 0; }
+  for (let i = 0; i < n; i++) { const fifo = index[rK[i]]; fifo.recs[fifo.n++] = i; }
+  // plans come in completion order: by slot, and entries at one slot as they came
+  for (let j = 0; j < keys.length; j++) typedSort(index[keys[j]].recs, (a, b) => rS[a] - rS[b] || a - b);
+  return index;
 }
 
 // What reserve() throws at a divergence: compared by identity, not instanceof (which
 // a script's Error[Symbol.hasInstance] would answer).
 const DIVERGED = ObjectFreeze(table());
 
-// Reserve the next slot; return the recorded entry that serves it, or null
-// when the effect must run live. Rule 2 of DESIGN.md "Replay".
+// Reserve the next slot; return the index of the recorded entry that serves it,
+// or -1 when the effect must run live. Rule 2 of DESIGN.md "Replay".
 function reserve(key, op, name, inputText) {
   const s = nextSlot++;
   const at = recorded[s];
-  if (at !== undefined && !at.used && at.k === key) {
-    at.used = true;
+  if (at !== undefined && !rUsed[at] && rK[at] === key) {
+    rUsed[at] = 1;
     servedSlot = s;
     return at;
   }
+  if (byKey === null) byKey = indexByKey();
   const fifo = byKey[key];
   if (fifo !== undefined) {
-    while (fifo.next < fifo.recs.length && fifo.recs[fifo.next].used) fifo.next++;
-    if (fifo.next < fifo.recs.length) {
-      const rec = fifo.recs[fifo.next++];
-      rec.used = true;
+    while (fifo.next < fifo.n && rUsed[fifo.recs[fifo.next]]) fifo.next++;
+    if (fifo.next < fifo.n) {
+      const i = fifo.recs[fifo.next++];
+      rUsed[i] = 1;
       servedSlot = s;
-      return rec;
+      return i;
     }
   }
   if (at !== undefined) {
@@ -373,17 +394,18 @@ function reserve(key, op, name, inputText) {
     throw DIVERGED;
   }
   servedSlot = s;
-  return null;
+  return -1;
 }
 let servedSlot = -1; // the slot the last reserve() took (saves an array per call)
 
+// The first recorded completion, in live order, that is awaited and not yet delivered; -1 if none.
 function deliverable() {
-  while (cursor < order.length && order[cursor].done) cursor++;
-  for (let i = cursor; i < order.length; i++) {
-    const rec = order[i];
-    if (!rec.done && rec.res !== null) return rec;
+  while (cursor < orderCount && rDone[order[cursor]]) cursor++;
+  for (let j = cursor; j < orderCount; j++) {
+    const i = order[j];
+    if (!rDone[i] && rRes[i] !== null) return i;
   }
-  return null;
+  return -1;
 }
 
 // ---- settling: the host's answers go through here only ---------------------
@@ -424,8 +446,8 @@ function effect(op, key, name, inputText, extra) {
   }
   const s = servedSlot;
   return new PromiseCtor((res, rej) => {
-    if (rec !== null) {
-      rec.res = res; rec.rej = rej; rec.name = name;
+    if (rec >= 0) {
+      rRes[rec] = res; rRej[rec] = rej; rName[rec] = name;
       return;
     }
     pending[s] = [res, rej, name];
@@ -450,9 +472,9 @@ function read(kind, live) {
     throw new ErrorCtor(`the script is not deterministic: it read ${kind === "now" ? "the clock" : "Math.random()"} where the journal recorded something else`);
   }
   const s = servedSlot;
-  if (rec !== null) {
-    if (rec.imported) journalImported(rec);
-    return rec.v;
+  if (rec >= 0) {
+    if (rImp[rec]) journalImported(rec);
+    return rV[rec];
   }
   const value = live();
   push(`{"t":"${kind}","s":${s},"value":${JSONstringify(value)}}`);
@@ -931,13 +953,14 @@ G.__jsbx_host = {
   deliver(now) {
     if (queue !== "") return takeQueue();
     if (undelivered === 0) return -1;
-    const rec = deliverable();
-    if (rec === null) return 0;
+    const i = deliverable();
+    if (i < 0) return 0;
     clockBase = now; clockReal = realNow();
-    rec.done = true;
+    rDone[i] = 1;
     undelivered--;
-    if (rec.imported) journalImported(rec);
-    settleWith(rec.res, rec.rej, rec.name, rec.ok, rec.v, rec.e);
+    if (rImp[i]) journalImported(i);
+    const failed = rFail[i] === 1;
+    settleWith(rRes[i], rRej[i], rName[i], !failed, failed ? null : rV[i], failed ? rE[i] : null);
     return 1;
   },
   settle(slot, json, now) {
@@ -955,7 +978,7 @@ G.__jsbx_host = {
   undelivered() { return undelivered; },
   // The slot of the first recorded completion not yet delivered, or -1.
   pendingSlot() {
-    for (let i = cursor; i < order.length; i++) if (!order[i].done) return order[i].s;
+    for (let j = cursor; j < orderCount; j++) if (!rDone[order[j]]) return rS[order[j]];
     return -1;
   },
   // The recorded slots the replay never asked for, ascending (a JSON array): a check
@@ -963,7 +986,7 @@ G.__jsbx_host = {
   unused() {
     const slots = ObjectKeys(recorded);
     let text = "";
-    for (let i = 0; i < slots.length; i++) if (!recorded[slots[i]].used) text += (text === "" ? "" : ",") + slots[i];
+    for (let i = 0; i < slots.length; i++) if (!rUsed[recorded[slots[i]]]) text += (text === "" ? "" : ",") + slots[i];
     return "[" + text + "]";
   },
   console() {
