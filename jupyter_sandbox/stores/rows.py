@@ -21,7 +21,6 @@ import cbor2
 
 from ..actions import detach
 from ..errors import StoreError
-from .shapes import Shapes
 
 __all__ = [
     "Entry",
@@ -365,47 +364,13 @@ def decode(run_id: str, seq: Any, blob: Any) -> Entry:
 
 
 _BYTES = (bytes, bytearray, memoryview)  # what a database driver hands back for a BLOB / BYTEA
-_SHAPES = Shapes(_SPECS, _JSON_SCALARS, _is_json)
 
 
 def decode_journal(run_id: str, rows: Any) -> list[Entry]:
     """A run's journal from its ``(seq, blob)`` rows in ``seq`` order: each row decoded, and the seqs
-    checked to run 0, 1, 2, ... (the writer appends at the journal's length: a gap or a repeat breaks it).
-
-    Every row is checked as ``decode`` checks it; a row of a shape seen before is checked by that shape's
-    compiled checks (``shapes.py``), and any row those cannot vouch for is decoded again by ``decode``,
-    which accepts it or names what is wrong with it."""
+    checked to run 0, 1, 2, ... (the writer appends at the journal's length: a gap or a repeat breaks it)."""
     entries = []
-    append, loads, checks_of, effects = entries.append, cbor2.loads, _SHAPES.checks, EFFECTS
     for position, (seq, blob) in enumerate(rows):
-        if type(seq) is int and seq == position and type(blob) is bytes:
-            try:
-                row = loads(blob)
-            except Exception:  # damaged: decode below says how
-                row = None
-            if type(row) is dict:
-                kind = row.pop("kind", None)
-                attempt, at, slot = row.pop("attempt", None), row.pop("at", None), row.pop("slot", None)
-                if (
-                    type(kind) is str
-                    and type(attempt) is int
-                    and 1 <= attempt <= MAX_COUNT
-                    and (type(at) is float or type(at) is int)
-                    and at - at == 0
-                    and (
-                        (type(slot) is int and 0 <= slot <= MAX_SLOT)
-                        if slot is not None
-                        else kind not in effects
-                    )
-                ):
-                    checks = checks_of(kind, row)
-                    if checks is not None:
-                        for name, wrong in checks:
-                            if wrong(row[name]):
-                                break
-                        else:
-                            append(Entry(kind, attempt, at, slot, row, seq))
-                            continue
         entry = decode(run_id, seq, blob)
         if entry.seq != position:
             raise StoreError(
