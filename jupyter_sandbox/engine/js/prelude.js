@@ -61,7 +61,6 @@ const Int32 = Int32Array;
 const typedSort = uncurry(Object.getPrototypeOf(Int32Array.prototype).sort);
 const toLower = uncurry(String.prototype.toLowerCase);
 
-const FRAME = /:(\d+):(\d+)\)?$/;
 const MAX_DEPTH = 256; // below the 400 levels the journal's CBOR decoder reads back
 
 // quickjs-ng builds long concatenations as "ropes", which the Python binding
@@ -255,13 +254,15 @@ function scriptLocation() {
   // The first frame below lineOffset's block is the script's own line.
   const stack = errorStack(new ErrorCtor());
   if (typeof stack !== "string") return null;
-  const lines = strSplit(stack, "\n");
-  for (let i = 0; i < lines.length; i++) {
-    const m = reExec(FRAME, lines[i]);
-    if (m !== null && +m[1] > lineOffset) return [+m[1] - lineOffset, +m[2]];
+  SCRIPT_FRAMES.lastIndex = 0;
+  for (let m = reExec(SCRIPT_FRAMES, stack); m !== null; m = reExec(SCRIPT_FRAMES, stack)) {
+    if (+m[1] > lineOffset) return [+m[1] - lineOffset, +m[2]];
   }
   return null;
 }
+// A frame's ":LINE:COLUMN" at the end of its line, read over the whole stack at once, for lines of five digits
+// or more: the script's start past lineOffset (20000, realm.py), the prelude's have four, so they are skipped.
+const SCRIPT_FRAMES = /:(\d{5,}):(\d+)\)?$/gm;
 
 function locationText() {
   const at = scriptLocation();
