@@ -31,10 +31,11 @@ __all__ = ["CallLog", "Journal", "JournalWriter", "delivered", "plan_from_call_l
 REQUEST_KINDS = frozenset({"call", "timer", "wait"})
 COMPLETION_KINDS = frozenset({"result", "fired", "event", "now", "random"})
 SYNC_KINDS = frozenset({"now", "random"})  # reads served at once, not delivered in order
+_CONTAINERS = (dict, list, tuple)  # what detach copies (a scalar is shared as it is)
 NOTE_KINDS = frozenset({"console", "log", "step", "plan"})
 
 
-@dataclass
+@dataclass(slots=True)
 class _Slot:
     request: Entry | None = None  # call / timer / wait
     completion: Entry | None = None  # result / fired / event / now / random
@@ -162,8 +163,27 @@ class Journal:
                 order[entry.slot] = len(order)
         log: list[dict[str, Any] | None] = [None] * (max(self.slots) + 1)
         for number, state in self.slots.items():
-            if state.completion is not None:
+            done, request = state.completion, state.request
+            if done is None:
+                continue
+            if request is None or request.kind != "call" or done.kind in SYNC_KINDS:
                 log[number] = _call_log_entry(state, order.get(number))
+                continue
+            # An action's call and its result (most of a journal), as _call_log_entry gives it, inline.
+            req, body = request.body, done.body
+            op, value, given = req.get("op", "call"), body.get("value"), req.get("input")
+            out = {
+                "type": "action" if op == "call" else op,
+                "name": req.get("name"),
+                "input": detach(given) if type(given) in _CONTAINERS else given,
+                "response": detach(value) if type(value) in _CONTAINERS else value,
+            }
+            if not body.get("ok", True):
+                out["error"] = detach(body.get("error"))
+            position = order.get(number)
+            if position is not None:
+                out["order"] = position
+            log[number] = out
         return log
 
 
