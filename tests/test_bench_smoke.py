@@ -16,7 +16,7 @@ CASES = [
     "floor: quickjs promise round trip via Python",
     "floor: quickjs await served in-realm",
     "live, file store, async def noop",
-    "live, file store, def noop (thread pool)",
+    "live, file store, def noop",
     "live, :memory: store, async def noop",
     "resume, file store",
     "resume, :memory: store",
