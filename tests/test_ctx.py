@@ -260,6 +260,18 @@ def test_only_a_matching_event_is_delivered(clock):
     assert sb.signal(info.value.run_id, {"type": "approved"}).output == {"type": "approved"}
 
 
+@pytest.mark.parametrize("match, other, wanted", [("'go'", "stop", "go"), ("3", 4, 3), ("[1, 2]", [1], [1, 2])])
+def test_a_wait_for_a_plain_value_is_woken_only_by_an_equal_event(clock, match, other, wanted):
+    sb = Sandbox(clock=clock)
+    with pytest.raises(RunParked) as info:
+        sb.eval(f"return await ctx.waitForEvent({match})")
+    with pytest.raises(RunParked):
+        sb.signal(info.value.run_id, other)
+    with pytest.raises(RunParked):
+        sb.signal(info.value.run_id, {"value": wanted})
+    assert sb.signal(info.value.run_id, wanted).output == wanted
+
+
 def test_two_signals_to_one_wait_deliver_one_and_keep_the_other(clock):
     sb = Sandbox(clock=clock)
     source = "const a = await ctx.waitForEvent({}); const b = await ctx.waitForEvent({}); return [a, b]"

@@ -13,9 +13,12 @@ __all__ = ["EventWait", "Waits", "matches"]
 
 
 def matches(event: Any, match: Any) -> bool:
-    """An event matches when it has every field of ``match`` with an equal value."""
-    if not isinstance(match, dict) or not match:
+    """An event matches an object when it has every field of it with an equal value, any other value when
+    it equals it (``waitForEvent("go")``); ``null`` or ``{}`` matches every event."""
+    if match is None or match == {}:
         return True
+    if not isinstance(match, dict):
+        return _same(event, match)
     return isinstance(event, dict) and all(k in event and _same(event[k], v) for k, v in match.items())
 
 
