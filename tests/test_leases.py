@@ -9,6 +9,7 @@ expires the run reads ``stalled`` and the next resume or scheduler takes it over
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 
 from jupyter_sandbox import ActionInterrupt, RunBusyError, Sandbox, SandboxInterrupt
 from jupyter_sandbox.stores.rows import Entry, encode
+from jupyter_sandbox.stores.sqlite import SQLiteStore
 
 CHILD = textwrap.dedent("""
     import json, os, sys, time
@@ -261,3 +263,14 @@ def test_a_lease_stolen_from_a_paused_process_refuses_its_late_append(child, mon
     results = [e["slot"] for e in entries if e["kind"] == "result"]
     assert len(results) == len(set(results)) == 3  # each call answered once: nothing lost, nothing doubled
     assert sb.store.get_run(run.id).status == "completed" and sb.run(run.id).output == [1, 2, 3]
+
+
+def test_a_store_dropped_without_close_ends_its_lease_thread(tmp_path):
+    sb = Sandbox(SQLiteStore(tmp_path / "runs.sqlite", lease=0.3))
+    sb.eval("return 1")  # a run held, then released: the heartbeat thread has started
+    thread = sb.store._heartbeat._thread
+    assert thread is not None and thread.is_alive()
+    del sb
+    gc.collect()
+    thread.join(timeout=10)
+    assert not thread.is_alive()

@@ -11,10 +11,12 @@ renewing, its lease expires, and the run reads as ``stalled``.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import socket
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -127,7 +129,12 @@ class Heartbeat:
     """Renews the leases a store holds, every third of the lease, on a daemon thread."""
 
     def __init__(self, renew: Callable[[str, int], bool], seconds: float):
-        self._renew, self.interval = renew, seconds / 3
+        # Weakly: the thread must not keep its store alive, so a store dropped without close() is
+        # collected (its connection closed) and the thread ends at its next beat.
+        self._renew: Callable[[], Callable[[str, int], bool] | None] = (
+            weakref.WeakMethod(renew) if inspect.ismethod(renew) else lambda: renew
+        )
+        self.interval = seconds / 3
         self.held: dict[str, int] = {}  # run id -> the epoch (attempt) this store holds it at
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -153,11 +160,15 @@ class Heartbeat:
         while not self._stop.wait(self.interval):
             with self._lock:
                 held = list(self.held.items())
+            renew = self._renew()
+            if renew is None:  # the store is gone
+                return
             for run_id, epoch in held:
                 try:
-                    if not self._renew(run_id, epoch):  # taken over: its next write will be refused
+                    if not renew(run_id, epoch):  # taken over: its next write will be refused
                         with self._lock:
                             if self.held.get(run_id) == epoch:
                                 del self.held[run_id]
                 except Exception:  # the store is down: try again next beat; the lease may lapse
                     log.warning("renewing the lease of run %s failed", run_id, exc_info=True)
+            del renew  # not held while waiting for the next beat
