@@ -7,6 +7,10 @@ that, and where each shortcut must not apply.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 
@@ -253,3 +257,121 @@ def test_an_interrupting_call_does_not_make_its_action_run_in_place(sb):
             sb.eval("return await actions.review(1)")
         sb.resume(caught.value.run_id, "ok")
     assert all(name.startswith("jsbx-action") for name in names)
+
+
+# -- found by attacking the shortcuts ---------------------------------------------------------
+
+
+def test_a_run_awaited_on_the_callers_own_event_loop_makes_quick_calls_as_on_the_engine_loop(sb):
+    @sb.action
+    def quick(x):
+        return x
+
+    async def main():  # Sandbox.aeval on a loop of the caller's (a script's asyncio.run, a notebook's loop)
+        return await sb.aeval("let t = 0; for (let i = 0; i < 4; i++) t += await actions.quick(i); return t")
+
+    assert asyncio.run(main()).output == 6
+
+
+def test_a_plain_action_running_in_place_sees_no_event_loop_as_on_a_worker(sb):
+    def run_sync(coroutine):  # the usual "get the thread's loop, or make one" wrapper of sync libraries
+        try:
+            loop = asyncio.get_event_loop()
+        except RuntimeError:
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+        return loop.run_until_complete(coroutine)
+
+    async def double(x):
+        return x * 2
+
+    @sb.action
+    def doubled(x):
+        return run_sync(double(x))
+
+    assert sb.eval("const a = []; for (let i = 0; i < 3; i++) a.push(await actions.doubled(i)); return a").output == [
+        0,
+        2,
+        4,
+    ]
+    assert sb.eval("return await actions.doubled(21)").output == 42  # the engine's loop survived it
+
+
+QUICK_CALLS = 1000  # far more calls than a run makes between two turns of the engine's loop
+
+
+def _endless_quick_calls(sb: Sandbox, on_call) -> list[int]:
+    calls = [0]
+
+    @sb.action
+    def step(x):
+        calls[0] += 1
+        return on_call(calls[0]) or calls[0] >= QUICK_CALLS
+
+    return calls
+
+
+def test_other_work_on_the_engine_loop_gets_a_turn_while_a_run_makes_quick_calls_in_place(sb):
+    turned = threading.Event()
+
+    def on_call(n):
+        if n == 2:  # in place, on the engine thread: ask the loop for a turn
+            sb._loop.loop.call_soon_threadsafe(turned.set)
+        return turned.is_set()
+
+    calls = _endless_quick_calls(sb, on_call)
+    sb.eval("while (!(await actions.step(0))) {}")
+    assert turned.is_set() and calls[0] < QUICK_CALLS  # it had its turn long before the script stopped
+
+
+def test_a_run_making_quick_calls_in_place_can_be_cancelled(sb):
+    started: list = []
+
+    def on_call(n):
+        if n == 2:
+            started[0].cancel()  # as Ctrl-C does (EngineLoop.run)
+        return False
+
+    calls = _endless_quick_calls(sb, on_call)
+    started.append(sb._loop.submit(sb.aeval("while (!(await actions.step(0))) {}", name="endless")))
+    with pytest.raises(concurrent.futures.CancelledError):
+        started[0].result()
+    while sb.runs(limit=1)[0].status == "running":  # the run records that it was cancelled
+        time.sleep(0.01)
+    assert sb.runs(limit=1)[0].status == "cancelled" and calls[0] < QUICK_CALLS
+
+
+CRASHING = textwrap.dedent("""
+    import os, signal, sys
+    from jupyter_sandbox import Sandbox
+    sb = Sandbox(sys.argv[1])
+    sb.action(lambda: 1, name="first")
+    @sb.action
+    def charge(x):
+        with open(sys.argv[2], "a") as f:
+            f.write(x["key"] + "\\n")
+        os.kill(os.getpid(), signal.SIGKILL)  # the process dies after the effect, before its result is journaled
+    sb.eval(sys.argv[3])
+""")
+
+
+def test_a_call_run_again_after_a_crash_is_given_the_same_clock_and_random_reads(tmp_path):
+    """The re-run is the call in flight, with its input: an idempotency key made of them dedupes it."""
+    store, effects = str(tmp_path / "runs.sqlite"), tmp_path / "effects.txt"
+    source = "await actions.first(); const key = Math.random() + ':' + Date.now(); return await actions.charge({key})"
+    subprocess.run([sys.executable, "-c", CRASHING, store, str(effects), source], check=False)
+    sb = Sandbox(store)
+    try:
+        sb.action(lambda: 1, name="first")
+
+        @sb.action
+        def charge(x):
+            with open(effects, "a") as f:
+                f.write(x["key"] + "\n")
+            return "charged"
+
+        assert sb.resume(sb.runs()[0].id).output == "charged"
+        first, again = effects.read_text().split()
+        assert again == first
+    finally:
+        sb.close()

@@ -33,6 +33,7 @@ class EngineLoop:
     def __init__(self) -> None:
         self.inline = 0  # plain actions this loop's thread is running in place (nested: more than one)
         self._helper: EngineLoop | None = None
+        self.guest: asyncio.AbstractEventLoop | None = None  # the current loop of the actions run in place
         self.loop = asyncio.new_event_loop()
         ready = threading.Event()
         previous = threading.stack_size()
@@ -90,20 +91,29 @@ class EngineLoop:
             raise
 
 
-def run_inline(fn: Callable[[], T]) -> T:
-    """Call ``fn`` (a plain action) on this engine thread as a worker thread would.
+def run_inline(fn: Callable[[], T]) -> tuple[bool, T | None]:
+    """Call ``fn`` (a plain action) on this engine thread as a worker thread would: ``(True, its value)``;
+    ``(False, None)`` on a thread that is no engine loop's (``Sandbox.aeval`` awaited on the caller's loop).
 
-    The loop is hidden meanwhile, so ``asyncio.run`` inside the action works,
-    and a ``Sandbox`` call it makes is served by a helper loop (``serving``).
+    The loop is hidden meanwhile, running and current alike (a worker has neither), so ``asyncio.run``
+    and ``asyncio.get_event_loop()`` inside the action work as there, and a ``Sandbox`` call it makes is
+    served by a helper loop (``serving``).
     """
-    engine: EngineLoop = _here.engine
+    engine: EngineLoop | None = getattr(_here, "engine", None)
+    if engine is None:
+        return False, None
     running = asyncio.events._get_running_loop()
     engine.inline += 1
     asyncio.events._set_running_loop(None)
+    asyncio.set_event_loop(engine.guest)
     try:
-        return fn()
+        return True, fn()
     finally:
         asyncio.events._set_running_loop(running)
+        try:  # the loop the action left current is its own next time, as a worker thread keeps it
+            engine.guest = asyncio.get_event_loop_policy().get_event_loop()
+        except RuntimeError:
+            engine.guest = None
         asyncio.set_event_loop(engine.loop)  # asyncio.run inside the action leaves none set
         engine.inline -= 1
 

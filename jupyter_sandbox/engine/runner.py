@@ -40,7 +40,10 @@ log = logging.getLogger("jupyter_sandbox")
 
 _MISSING = object()
 _VISIBLE_AFTER = 0.02  # seconds a lone call runs before its call entry is committed ahead of its result
-_DEFERRABLE = frozenset({"call", "now", "random", "console", "log", "step", "plan"})
+_TURN_EVERY = 16  # calls run in place between two turns of the event loop
+# Not a clock or random read: the call's input may be made of it, and a call re-run after a crash must get
+# the same input (an idempotency key built from it dedupes the second effect), so the read commits first.
+_DEFERRABLE = frozenset({"call", "console", "log", "step", "plan"})
 
 
 class Runner:
@@ -72,6 +75,7 @@ class Runner:
         self.replaying = True  # recorded completions may remain to deliver
         self.ran = True  # JS ran since the requests were last taken
         self.alone = False  # awaiting a lone call: nothing else can happen until it returns
+        self.in_place = 0  # calls run in place since the loop last had a turn
         self.realm: Realm | None = None
 
     @property
@@ -219,6 +223,9 @@ class Runner:
                     timer.cancel()
             self._record_outcome(slot, outcome)
             self._flush()  # committed before the script sees it
+            if self.in_place >= _TURN_EVERY:  # a call run in place never yields: let the loop serve the rest
+                self.in_place = 0  # (other runs, the scheduler, a cancel from Ctrl-C) now and then
+                await asyncio.sleep(0)
             return
         self._flush()  # each entry commits as it happens: a call in flight is in the journal
         starting, self.starting = self.starting, []  # (after the flush: if it fails, _abandon closes them)
@@ -231,7 +238,8 @@ class Runner:
         """Run a plain action in place when it is the lone call (``actions.Inline``): no thread hop."""
         if not self.alone:
             return False, None
-        return True, run_inline(fn)
+        self.in_place += 1
+        return run_inline(fn)
 
     def _lone(self) -> bool:
         """One call and nothing else that could happen while it runs."""
@@ -250,7 +258,7 @@ class Runner:
 
         Not a child run's call (its id must be durable before the child writes
         a journal of its own) nor an approval's answer (a crash must not ask the
-        human again); clock reads and notes are rebuilt by a replay like the call.
+        human again) nor one after a clock or random read (``_DEFERRABLE``); notes are rebuilt by a replay.
         """
         request = self.requests.get(slot)
         return (
