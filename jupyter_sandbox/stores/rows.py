@@ -303,14 +303,21 @@ _RESULT_NEEDS = {True: "value", False: "error"}
 
 
 # Each schema compiled for the decode below (on every resume's path, once a row): the names a row must have,
-# and per field the types that alone decide it (checked inline) or the rule to call.
+# per field the types that alone decide it (checked inline) or the rule to call, and per field the types
+# that alone make it right, its rule and JSON's both (most values of most rows: one test settles them).
 _SPECS = {
     kind: (
         frozenset(name for name, (required, _) in schema.items() if required),
         {name: (getattr(rule, "exact", None), rule) for name, (_, rule) in schema.items() if rule is not None},
+        {
+            name: _JSON_SCALARS if rule is None else rule.exact & _JSON_SCALARS
+            for name, (_, rule) in schema.items()
+            if rule is None or getattr(rule, "exact", None) is not None
+        },
     )
     for kind, schema in SCHEMAS.items()
 }
+_NOTHING: frozenset[type] = frozenset()
 _ATTEMPT = _count(1, MAX_COUNT)
 
 
@@ -340,12 +347,14 @@ def decode(run_id: str, seq: Any, blob: Any) -> Entry:
             raise _bad(run_id, seq, kind, "slot", "is missing (an effect has a slot)")
     elif type(slot) is not int or not 0 <= slot <= MAX_SLOT:
         raise _bad(run_id, seq, kind, "slot", SLOT(slot) or "is wrong")
-    required, checks = spec
+    required, checks, settled = spec
     if not required <= row.keys():
         raise _bad(run_id, seq, kind, min(required - row.keys()), "is missing")
     nested = False
     for name, value in row.items():  # one pass: each field's shape, and that its value is JSON at the top
         kind_of = type(value)
+        if kind_of in settled.get(name, _NOTHING):
+            continue
         check = checks.get(name)
         if check is not None and (kind_of not in check[0] if check[0] is not None else check[1](value)):
             raise _bad(run_id, seq, kind, name, check[1](value) or "is wrong")
