@@ -16,7 +16,9 @@ import time
 
 import pytest
 
-from jupyter_sandbox import ActionError, ActionInterrupt, Sandbox, SandboxInterrupt
+from jupyter_sandbox import ActionError, ActionInterrupt, RunBusyError, Sandbox, SandboxInterrupt
+from jupyter_sandbox.errors import StoreError
+from jupyter_sandbox.stores.sqlite import SQLiteStore
 
 
 class CountingStore:
@@ -375,3 +377,39 @@ def test_a_call_run_again_after_a_crash_is_given_the_same_clock_and_random_reads
         assert again == first
     finally:
         sb.close()
+
+
+def test_an_attempt_whose_lease_lapsed_starts_no_new_action(tmp_path, monkeypatch):
+    """A process paused past its lease (a suspended laptop) and taken over may finish the call it was
+    running, but starts no other: its next call is committed, and refused, before the action runs."""
+
+    def paused(self, run_id, epoch):
+        raise StoreError("this process is paused: it renews nothing")
+
+    monkeypatch.setattr(SQLiteStore, "_renew", paused)
+    path = tmp_path / "runs.sqlite"
+    sb, rival = Sandbox(SQLiteStore(path, lease=0.2)), Sandbox(SQLiteStore(path, lease=0.2))
+    effects: list[int] = []
+
+    @sb.action
+    def effect(i):
+        effects.append(i)
+        if i == 1:
+            time.sleep(0.5)  # past the lease, which nothing renews
+        return i
+
+    original = sb.store.append
+
+    def append(run_id, entries):
+        original(run_id, entries)
+        if [e.slot for e, _ in entries if e.kind == "result"] == [1]:  # between two calls, the run is taken over
+            rival.store.claim(run_id, (), source_hash="")
+
+    sb.store.append = append  # type: ignore[method-assign]
+    try:
+        with pytest.raises(RunBusyError, match="lost its lease"):
+            sb.eval("for (let i = 0; i < 4; i++) await actions.effect(i)")
+        assert effects == [0, 1]
+    finally:
+        sb.close()
+        rival.close()

@@ -259,12 +259,17 @@ class Runner:
         Not a child run's call (its id must be durable before the child writes
         a journal of its own) nor an approval's answer (a crash must not ask the
         human again) nor one after a clock or random read (``_DEFERRABLE``); notes are rebuilt by a replay.
+        Nor while the lease may have lapsed (a paused process): an attempt taken over must start no new
+        action, and only the call's fenced write can tell it.
         """
         request = self.requests.get(slot)
+        fresh = getattr(self.store, "lease_fresh", None)  # (Store) a lapsed lease: the call's write is the fence
         return (
             request is not None
             and request.body.get("op") == "call"
             and all(entry.kind in _DEFERRABLE for entry, _ in self.writer.pending)
+            and fresh is not None
+            and fresh(self.run.id, self.writer.attempt)
         )
 
     def _flush_in_flight(self) -> None:

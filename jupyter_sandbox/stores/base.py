@@ -98,7 +98,10 @@ class Store(Protocol):
     Optional, found by ``getattr``: ``listen()``, a listener (a connection of its own)
     whose ``wait(timeout)`` returns the ids of runs changed since (a run's row or its
     signals), and ``close()``; and ``closed``, true once the store is closed. The
-    scheduler and the run cards wake on it; a store without it is polled.
+    scheduler and the run cards wake on it; a store without it is polled. And
+    ``lease_fresh(run_id, epoch)``: true while that attempt's lease was claimed or
+    renewed so lately that no takeover without ``force`` can have happened; without
+    it, every call is committed before its action runs.
     """
 
     path: str

@@ -16,6 +16,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -136,6 +137,7 @@ class Heartbeat:
         )
         self.interval = seconds / 3
         self.held: dict[str, int] = {}  # run id -> the epoch (attempt) this store holds it at
+        self.renewed: dict[str, float] = {}  # run id -> when (monotonic) its lease was last claimed or renewed
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -143,6 +145,7 @@ class Heartbeat:
     def hold(self, run_id: str, epoch: int) -> None:
         with self._lock:
             self.held[run_id] = epoch
+            self.renewed[run_id] = time.monotonic()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._main, name="jupyter-sandbox-lease", daemon=True)
                 self._thread.start()
@@ -150,6 +153,17 @@ class Heartbeat:
     def drop(self, run_id: str) -> None:
         with self._lock:
             self.held.pop(run_id, None)
+            self.renewed.pop(run_id, None)
+
+    def fresh(self, run_id: str, epoch: int) -> bool:
+        """Whether attempt ``epoch`` certainly still holds the run: claimed or renewed within two beats.
+
+        No claim without ``force`` takes a lease before it expires, so until then nothing can
+        have taken the run over; past that (a paused process) it may have been.
+        """
+        if self.held.get(run_id) != epoch:
+            return False
+        return time.monotonic() - self.renewed.get(run_id, float("-inf")) < 2 * self.interval
 
     def stop(self) -> None:
         self._stop.set()
@@ -165,7 +179,12 @@ class Heartbeat:
                 return
             for run_id, epoch in held:
                 try:
-                    if not renew(run_id, epoch):  # taken over: its next write will be refused
+                    asked = time.monotonic()  # the lease renewed runs from no earlier than this
+                    if renew(run_id, epoch):
+                        with self._lock:
+                            if self.held.get(run_id) == epoch:
+                                self.renewed[run_id] = asked
+                    else:  # taken over: its next write will be refused
                         with self._lock:
                             if self.held.get(run_id) == epoch:
                                 del self.held[run_id]

@@ -261,6 +261,11 @@ class SQLStore(Generic[C]):
         ACTIVE.discard(run_id)
         self._heartbeat.drop(run_id)
 
+    def lease_fresh(self, run_id: str, epoch: int) -> bool:
+        """Whether attempt ``epoch`` certainly still holds the run (``Heartbeat.fresh``): no takeover
+        without ``force`` can have happened, so an effect may start before its call is committed."""
+        return self._heartbeat.fresh(run_id, epoch)
+
     def _renew(self, run_id: str, epoch: int) -> bool:
         """Extend the lease attempt ``epoch`` holds; False once another attempt holds the run."""
         with self._statement() as conn:
