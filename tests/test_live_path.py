@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
+import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from jupyter_sandbox import ActionError, ActionInterrupt, RunBusyError, Sandbox, SandboxInterrupt
 from jupyter_sandbox.errors import StoreError
@@ -413,3 +418,76 @@ def test_an_attempt_whose_lease_lapsed_starts_no_new_action(tmp_path, monkeypatc
     finally:
         sb.close()
         rival.close()
+
+
+# -- a crash before any write: the property ---------------------------------------------------
+
+STEPS = st.lists(st.sampled_from(["random", "now", "plain", "async", "log", "all"]), min_size=1, max_size=10)
+
+
+def _script(steps: list[str]) -> str:
+    lines, n = ["const out = []; let r = null;"], 0
+    for step in steps:
+        n += 1
+        lines.append(
+            {
+                "random": "r = Math.random();",
+                "now": "r = Date.now();",
+                "plain": f"out.push(await actions.plain({{i: {n}, r}}));",
+                "async": f"out.push(await actions.later({{i: {n}, r}}));",
+                "log": f"console.log('step {n}');",
+                "all": f"out.push(await Promise.all([actions.plain({{i: {n}, r}}), actions.later({{i: {-n}, r}})]));",
+            }[step]
+        )
+    return "\n".join(lines) + "\nreturn out;"
+
+
+def _effects(sb: Sandbox, ran: list[dict]) -> None:
+    sb.action(lambda x: ran.append(x) or x, name="plain")
+
+    async def later(x):
+        ran.append(x)
+        return x
+
+    sb.action(later, name="later")
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=STEPS)
+def test_after_a_crash_before_any_write_nothing_recorded_runs_again_and_a_call_run_again_has_its_input(steps):
+    """The process dies just before one of its journal writes (each in turn): the store as it was then is
+    resumed. A call with a journaled result never runs again; one that ran but left none runs again, once,
+    with the same input (rule 5, and what an idempotency key built from the input relies on)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path, ran = os.path.join(folder, "live.sqlite"), []
+        crashes: list[tuple[str, list[dict]]] = []  # the store just before each write, and what had run by then
+        sb = Sandbox(path)
+        _effects(sb, ran)
+        original = sb.store.append
+
+        def append(run_id, entries):
+            saved = os.path.join(folder, f"crash{len(crashes)}.sqlite")
+            with sqlite3.connect(path) as source, sqlite3.connect(saved) as target:
+                source.backup(target)
+            crashes.append((saved, list(ran)))
+            return original(run_id, entries)
+
+        sb.store.append = append  # type: ignore[method-assign]
+        run_id = sb.eval(_script(steps)).run_id
+        sb.close()
+        for saved, had_run in crashes:
+            resumed, again = Sandbox(saved), []
+            _effects(resumed, again)
+            recorded = {call["input"]["i"] for call in _answered_calls(resumed, run_id)}
+            resumed.resume(run_id, force=True)  # (its owner, this process, is alive: taken over by force)
+            resumed.close()
+            assert not recorded & {x["i"] for x in again}, "a call with a journaled result ran again"
+            lost = [x for x in had_run if x["i"] not in recorded]
+            assert all(again.count(x) == 1 for x in lost), (lost, again)
+
+
+def _answered_calls(sb: Sandbox, run_id: str) -> list[dict]:
+    """The journal's call entries that have their result."""
+    entries = sb.run(run_id).entries
+    calls = {e["slot"]: e for e in entries if e["kind"] == "call"}
+    return [calls[e["slot"]] for e in entries if e["kind"] == "result" and e["slot"] in calls]
