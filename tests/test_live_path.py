@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from jupyter_sandbox import ActionError, ActionInterrupt, RunBusyError, Sandbox, SandboxInterrupt
 from jupyter_sandbox.errors import StoreError
-from jupyter_sandbox.stores.sqlite import SQLiteStore
+from jupyter_sandbox.stores.sql import SQLStore
 
 
 class CountingStore:
@@ -384,16 +384,16 @@ def test_a_call_run_again_after_a_crash_is_given_the_same_clock_and_random_reads
         sb.close()
 
 
-def test_an_attempt_whose_lease_lapsed_starts_no_new_action(tmp_path, monkeypatch):
+def test_an_attempt_whose_lease_lapsed_starts_no_new_action(store_url, monkeypatch):
     """A process paused past its lease (a suspended laptop) and taken over may finish the call it was
     running, but starts no other: its next call is committed, and refused, before the action runs."""
 
     def paused(self, run_id, epoch):
         raise StoreError("this process is paused: it renews nothing")
 
-    monkeypatch.setattr(SQLiteStore, "_renew", paused)
-    path = tmp_path / "runs.sqlite"
-    sb, rival = Sandbox(SQLiteStore(path, lease=0.2)), Sandbox(SQLiteStore(path, lease=0.2))
+    monkeypatch.setattr(SQLStore, "_renew", paused)
+    monkeypatch.setenv("JUPYTER_SANDBOX_LEASE_SECONDS", "0.2")
+    sb, rival = Sandbox(store_url), Sandbox(store_url)
     effects: list[int] = []
 
     @sb.action
