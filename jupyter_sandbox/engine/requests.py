@@ -148,15 +148,9 @@ class Requests:
     def _call(self, item: dict[str, Any]) -> None:
         slot, name = item["s"], item["name"]
         if self._open(item, "call") is None:
-            self._request(
-                "call",
-                item,
-                op="call",
-                name=name,
-                input=item["input"],
-                description=item.get("description"),
-                line=item.get("line"),
-            )
+            # The optional fields only when set: most calls have no description, and every row is read back
+            optional = {k: item[k] for k in ("description", "line") if item.get(k) is not None}
+            self._request("call", item, op="call", name=name, input=item["input"], **optional)
         action = self.runner.engine.actions[name]
         resume, gate, call_input, answer = answer_for(
             self.runner.journal, self.runner.answers, self.runner.run.id, slot, action.approval, item["input"]
