@@ -491,3 +491,57 @@ def _answered_calls(sb: Sandbox, run_id: str) -> list[dict]:
     entries = sb.run(run_id).entries
     calls = {e["slot"]: e for e in entries if e["kind"] == "call"}
     return [calls[e["slot"]] for e in entries if e["kind"] == "result" and e["slot"] in calls]
+
+
+# -- with the shortcuts or without: the same run ----------------------------------------------
+
+# (no clock read: the realm's clock moves between reads of a manual clock too)
+SHAPES = st.lists(st.sampled_from(["plain", "async", "fail", "log", "all", "parallel"]), min_size=1, max_size=12)
+
+
+def _shaped(steps: list[str]) -> str:
+    lines, n = ["const out = []; let r = null, n = 0;"], 0
+    for step in steps:
+        n += 1
+        lines.append(f"n = {n};")
+        lines.append(
+            {
+                "plain": f"out.push(await actions.plain({{i: {n}, r}}));",
+                "async": f"out.push(await actions.later({{i: {n}, r}}));",
+                "fail": f"try {{ await actions.boom({n}) }} catch (e) {{ out.push(e.message); r = n }}",
+                "log": f"console.log('step {n}', r);",
+                "all": f"out.push(await Promise.all([actions.later({{i: {n}}}), actions.later({{i: {-n}}})]));",
+                "parallel": f"out.push(await ctx.parallel([() => actions.later({n}), () => actions.plain({n})]));",
+            }[step]
+        )
+    return "\n".join(lines) + "\nreturn out;"
+
+
+def _journaled(steps: list[str], monkeypatch, shortcuts: bool) -> tuple:
+    from jupyter_sandbox import ManualClock
+    from jupyter_sandbox.engine.runner import Runner
+
+    with monkeypatch.context() as patch:
+        if not shortcuts:  # every call started as a task and committed before it runs, as before them
+            patch.setattr(Runner, "_lone", lambda self: False)
+        sb = Sandbox(clock=ManualClock(start=1_800_000_000_000))
+        try:
+            _effects(sb, [])
+
+            @sb.action
+            def boom(n):
+                raise ValueError(f"boom {n}")
+
+            for _ in range(2):  # the second run: quick plain actions run in place
+                result = sb.eval(_shaped(steps))
+            journal = sb.run(result.run_id).entries
+            entries = [{k: v for k, v in e.items() if k != "at"} for e in journal if e["kind"] != "attempt"]
+            return result.output, result.console, entries
+        finally:
+            sb.close()
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(steps=SHAPES)
+def test_a_run_and_its_journal_are_the_same_with_the_live_shortcuts_and_without(steps, monkeypatch):
+    assert _journaled(steps, monkeypatch, shortcuts=True) == _journaled(steps, monkeypatch, shortcuts=False)
