@@ -545,3 +545,21 @@ def _journaled(steps: list[str], monkeypatch, shortcuts: bool) -> tuple:
 @given(steps=SHAPES)
 def test_a_run_and_its_journal_are_the_same_with_the_live_shortcuts_and_without(steps, monkeypatch):
     assert _journaled(steps, monkeypatch, shortcuts=True) == _journaled(steps, monkeypatch, shortcuts=False)
+
+
+def test_a_script_that_runs_itself_again_from_an_action_in_place_without_end_fails_naming_the_nesting(sb):
+    levels = [0]
+
+    @sb.action
+    def again(x):
+        if x == 0:
+            return 0  # quick: in place from now on
+        levels[0] += 1
+        if levels[0] > 200:  # (a safety stop for this test: the recursion itself has no end)
+            return levels[0]
+        return sb.eval("return await actions.again(1)").output
+
+    sb.eval("return await actions.again(0)")
+    with pytest.raises(ActionError, match="nested"):
+        sb.eval("return await actions.again(1)")
+    assert levels[0] < 200

@@ -24,6 +24,7 @@ __all__ = ["EngineLoop", "engine_loop", "run_inline"]
 
 T = TypeVar("T")
 _STACK_BYTES = 64 * 1024 * 1024  # far above any realm's stack limit: QuickJS must overflow first
+MAX_HELPERS = 64  # helper loops one chain of actions running in place may nest (serving)
 
 
 _here = threading.local()  # .engine: the EngineLoop whose thread this is
@@ -55,9 +56,19 @@ class EngineLoop:
         return asyncio.run_coroutine_threadsafe(work, self.loop)
 
     def serving(self) -> EngineLoop:
-        """The loop that can take work now: this one, or past every loop blocked in an inline action, a helper."""
-        loop = self
+        """The loop that can take work now: this one, or past every loop blocked in an inline action, a helper.
+
+        At most ``MAX_HELPERS`` deep: past that an action is running a script that runs it again without end
+        (each level a thread), and the call is refused with a ``RuntimeError`` its action fails with.
+        """
+        loop, depth = self, 0
         while loop.inline:
+            depth += 1
+            if depth > MAX_HELPERS:
+                raise RuntimeError(
+                    f"Sandbox calls nested more than {MAX_HELPERS} deep inside actions running in place: "
+                    "does an action run a script that calls it again without end?"
+                )
             with _LOCK:
                 if loop._helper is None or not loop._helper.thread.is_alive():
                     loop._helper = EngineLoop()
@@ -67,7 +78,12 @@ class EngineLoop:
     def run(self, work: Coroutine[Any, Any, T]) -> T:
         """Run ``work`` on the engine thread and wait for it; Ctrl-C cancels it and re-raises."""
         if self.inline:
-            return self.serving().run(work)
+            try:
+                serving = self.serving()
+            except RuntimeError:
+                work.close()
+                raise
+            return serving.run(work)
         if threading.current_thread() is self.thread:
             work.close()
             raise RuntimeError(
