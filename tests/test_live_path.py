@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import queue
 import sqlite3
 import subprocess
 import sys
@@ -563,3 +564,34 @@ def test_a_script_that_runs_itself_again_from_an_action_in_place_without_end_fai
     with pytest.raises(ActionError, match="nested"):
         sb.eval("return await actions.again(1)")
     assert levels[0] < 200
+
+
+def test_a_quick_action_that_waits_for_another_run_on_the_loop_does_not_stop_that_run(sb):
+    """In place, a wait that another run on the engine's loop must end would never end: with another run
+    under way there, the action runs on a worker."""
+    handoff: queue.Queue = queue.Queue()
+    handoff.put("earlier")  # the first take is quick: the next one would run in place
+    producing = threading.Event()
+
+    @sb.action
+    def take(x):
+        return handoff.get(timeout=5)
+
+    @sb.action
+    def put(x):
+        handoff.put(x)
+        return x
+
+    @sb.action
+    def started(x):
+        producing.set()
+        return x
+
+    source = "await actions.started(0); await ctx.sleep(800); await actions.put('later')"
+    producer = threading.Thread(target=sb.eval, args=(source,))
+    producer.start()
+    producing.wait(10)
+    try:
+        assert sb.eval("await actions.take(0); return await actions.take(0)").output == "later"
+    finally:
+        producer.join()

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["EngineLoop", "engine_loop", "run_inline"]
+__all__ = ["EngineLoop", "engine_loop", "here", "run_inline"]
 
 T = TypeVar("T")
 _STACK_BYTES = 64 * 1024 * 1024  # far above any realm's stack limit: QuickJS must overflow first
@@ -33,6 +33,7 @@ _here = threading.local()  # .engine: the EngineLoop whose thread this is
 class EngineLoop:
     def __init__(self) -> None:
         self.inline = 0  # plain actions this loop's thread is running in place (nested: more than one)
+        self.moving = 0  # runs on this loop not waiting on one lone call: an action in place would stall them
         self._helper: EngineLoop | None = None
         self.guest: asyncio.AbstractEventLoop | None = None  # the current loop of the actions run in place
         self.loop = asyncio.new_event_loop()
@@ -107,16 +108,22 @@ class EngineLoop:
             raise
 
 
+def here() -> EngineLoop | None:
+    """The EngineLoop whose thread this is, if any."""
+    return getattr(_here, "engine", None)
+
+
 def run_inline(fn: Callable[[], T]) -> tuple[bool, T | None]:
     """Call ``fn`` (a plain action) on this engine thread as a worker thread would: ``(True, its value)``;
-    ``(False, None)`` on a thread that is no engine loop's (``Sandbox.aeval`` awaited on the caller's loop).
+    ``(False, None)`` on a thread that is no engine loop's (``Sandbox.aeval`` awaited on the caller's loop),
+    or while another run on this loop is under way (``moving``): the action may wait on that run.
 
     The loop is hidden meanwhile, running and current alike (a worker has neither), so ``asyncio.run``
     and ``asyncio.get_event_loop()`` inside the action work as there, and a ``Sandbox`` call it makes is
     served by a helper loop (``serving``).
     """
-    engine: EngineLoop | None = getattr(_here, "engine", None)
-    if engine is None:
+    engine = here()
+    if engine is None or engine.moving:  # another run under way here may be what the action waits for
         return False, None
     running = asyncio.events._get_running_loop()
     engine.inline += 1

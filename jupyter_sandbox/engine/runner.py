@@ -27,7 +27,7 @@ from ..errors import CallLogMismatchError, Interrupt, LimitExceeded, SandboxErro
 from ..stores.rows import Entry
 from .attempt import Attempt, AttemptResult, Observer
 from .journal import JournalWriter, settlement
-from .loop import run_inline
+from .loop import EngineLoop, here, run_inline
 from .realm import Realm
 from .requests import FrontierReached, Requests
 from .waits import Waits
@@ -76,6 +76,7 @@ class Runner:
         self.ran = True  # JS ran since the requests were last taken
         self.alone = False  # awaiting a lone call: nothing else can happen until it returns
         self.in_place = 0  # calls run in place since the loop last had a turn
+        self.here: EngineLoop | None = None  # the engine loop running this attempt (none: the caller's own loop)
         self.realm: Realm | None = None
 
     @property
@@ -85,6 +86,9 @@ class Runner:
     # -- the loop ---------------------------------------------------------------
 
     async def run_attempt(self) -> AttemptResult:
+        self.here = here()
+        if self.here is not None:
+            self.here.moving += 1  # (not while it waits on one lone call: see _start_calls)
         try:
             return await self._loop()
         except asyncio.CancelledError:
@@ -94,6 +98,9 @@ class Runner:
         except SandboxError as error:
             self._abandon()
             return self._failed(error)
+        finally:
+            if self.here is not None:
+                self.here.moving -= 1
 
     def _abandon(self) -> None:
         """Stop what is in flight (the run is ending); calls never started are closed, not run."""
@@ -215,9 +222,13 @@ class Runner:
                     work.close()
                     raise
             self.alone = True
+            if self.here is not None:  # waiting on its lone call (a child run's, say), it cannot be stalled
+                self.here.moving -= 1
             try:
                 outcome = await work
             finally:
+                if self.here is not None:
+                    self.here.moving += 1
                 self.alone = False
                 if timer is not None:
                     timer.cancel()
