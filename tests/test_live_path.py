@@ -332,16 +332,20 @@ def test_other_work_on_the_engine_loop_gets_a_turn_while_a_run_makes_quick_calls
     assert turned.is_set() and calls[0] < QUICK_CALLS  # it had its turn long before the script stopped
 
 
-def test_a_run_making_quick_calls_in_place_can_be_cancelled(sb):
+@pytest.mark.parametrize("failing", [False, True])
+def test_a_run_making_quick_calls_in_place_can_be_cancelled(sb, failing):
     started: list = []
 
     def on_call(n):
         if n == 2:
             started[0].cancel()  # as Ctrl-C does (EngineLoop.run)
+        if failing and n < QUICK_CALLS:
+            raise ValueError("failing quickly")
         return False
 
     calls = _endless_quick_calls(sb, on_call)
-    started.append(sb._loop.submit(sb.aeval("while (!(await actions.step(0))) {}", name="endless")))
+    source = "for (;;) { try { if (await actions.step(0)) return } catch (e) {} }"
+    started.append(sb._loop.submit(sb.aeval(source, name="endless")))
     with pytest.raises(concurrent.futures.CancelledError):
         started[0].result()
     while sb.runs(limit=1)[0].status == "running":  # the run records that it was cancelled

@@ -249,7 +249,7 @@ class Runner:
         """Run a plain action in place when it is the lone call (``actions.Inline``): no thread hop."""
         if not self.alone:
             return False, None
-        self.in_place += 1
+        self.in_place += 1  # (before: a call that raises ran in place too; one refused only adds a turn)
         return run_inline(fn)
 
     def _lone(self) -> bool:
