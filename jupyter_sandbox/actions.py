@@ -289,6 +289,7 @@ async def call_action(
     ``inline`` may run a plain function in place instead of on ``executor`` (``Inline``).
     """
     input = detach(input)  # the action may edit its input: the journal's copy stays as the script sent it
+    answered = resume is not None  # the call after a human's answer (an approval's too): never in place
     if resume is not None:
         resume = dataclasses.replace(resume, value=detach(resume.value), state=detach(resume.state))
     spec = action.spec if action.spec is not None and action.spec.checks else None
@@ -328,7 +329,7 @@ async def call_action(
             ran, value = False, None
             # In place only without a timeout (it needs a thread it can leave behind), and not the answered
             # call of an interrupt: what runs after a human's answer is often the slow part.
-            if inline is not None and not limit and resume is None and action.quick:
+            if inline is not None and not limit and not answered and action.quick:
                 ran, value = inline(functools.partial(_measured, action, args, kwargs))
             if not ran:
                 pending = asyncio.get_running_loop().run_in_executor(executor, _measured, action, args, kwargs)

@@ -599,3 +599,18 @@ def test_a_quick_action_that_waits_for_another_run_on_the_loop_does_not_stop_tha
         assert sb.eval("await actions.take(0); return await actions.take(0)").output == "later"
     finally:
         producer.join()
+
+
+def test_an_approved_call_runs_on_a_worker_even_when_its_action_is_quick(sb):
+    names: list[str] = []
+
+    @sb.action(approval=True)
+    def publish(x):
+        names.append(threading.current_thread().name)
+        return x
+
+    for _ in range(3):  # each call quick: only the approval keeps it off the engine's thread
+        with pytest.raises(SandboxInterrupt) as caught:
+            sb.eval("return await actions.publish(1)")
+        assert sb.resume(caught.value.run_id, True).output == 1
+    assert names and all(name.startswith("jsbx-action") for name in names)
