@@ -524,11 +524,11 @@ def _shaped(steps: list[str]) -> str:
 
 def _journaled(steps: list[str], monkeypatch, shortcuts: bool) -> tuple:
     from jupyter_sandbox import ManualClock
-    from jupyter_sandbox.engine.runner import Runner
+    from jupyter_sandbox.engine.calls import Calls
 
     with monkeypatch.context() as patch:
         if not shortcuts:  # every call started as a task and committed before it runs, as before them
-            patch.setattr(Runner, "_lone", lambda self: False)
+            patch.setattr(Calls, "lone", lambda self: False)
         sb = Sandbox(clock=ManualClock(start=1_800_000_000_000))
         try:
             _effects(sb, [])

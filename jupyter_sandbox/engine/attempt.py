@@ -21,7 +21,9 @@ from .clock import Clock
 from .journal import Journal
 from .realm import Limits
 
-__all__ = ["Attempt", "AttemptResult", "EngineServices", "Observer"]
+__all__ = ["Attempt", "AttemptResult", "EngineServices", "Observer", "UNSET"]
+
+UNSET: Any = object()  # a value not given yet (an attempt's ``continueAsNew`` state)
 
 
 class Observer:

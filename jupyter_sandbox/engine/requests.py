@@ -49,7 +49,7 @@ class Requests:
     """The request table: what each kind of request a script queued does (see ``Runner._pump``).
 
     It works on its runner's state (``writer``, ``journal``, ``answers``,
-    ``requests``, ``waits``) and starts live work through ``runner._dispatch``.
+    ``requests``, ``waits``) and starts live work through ``runner.calls``.
     """
 
     def __init__(self, runner: Runner):
@@ -157,7 +157,7 @@ class Requests:
         )
         if answer is not None:
             self.runner.writer.append("answer", slot, **answer)
-        self.runner._dispatch(
+        self.runner.calls.dispatch(
             slot,
             call_action(
                 action,
@@ -166,7 +166,7 @@ class Requests:
                 self.runner.engine.executor,
                 self.runner.limits.action_timeout,
                 gate=gate,
-                inline=self.runner.inline,
+                inline=self.runner.calls.inline,
             ),
         )
 
@@ -191,7 +191,7 @@ class Requests:
         interrupt = self.runner.journal.interrupt_at(slot)
         pending = interrupt.body.get("interrupts", []) if interrupt is not None else []
         answers = self.runner.answers.for_child(pending, slot)
-        self.runner._dispatch(
+        self.runner.calls.dispatch(
             slot,
             self.runner.engine.run_child(
                 self.runner.attempt, slot, op, item["input"], child_id, answers, resumed=previous is not None

@@ -310,7 +310,7 @@ _SPECS = {
         frozenset(name for name, (required, _) in schema.items() if required),
         {name: (getattr(rule, "exact", None), rule) for name, (_, rule) in schema.items() if rule is not None},
         {
-            name: _JSON_SCALARS if rule is None else rule.exact & _JSON_SCALARS
+            name: _JSON_SCALARS if rule is None else rule.exact & _JSON_SCALARS  # type: ignore[attr-defined]
             for name, (_, rule) in schema.items()
             if rule is None or getattr(rule, "exact", None) is not None
         },
