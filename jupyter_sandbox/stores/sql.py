@@ -200,9 +200,7 @@ class SQLStore(Generic[C]):
         with self._statement() as conn:
             self._update(conn, run_id, fields)
 
-    def _update(
-        self, conn: C, run_id: str, fields: dict[str, Any], where: str = "", args: tuple[Any, ...] = ()
-    ) -> int:
+    def _update(self, conn: C, run_id: str, fields: dict[str, Any], where: str = "", args: tuple[Any, ...] = ()) -> int:
         unknown = set(fields) - set(COLUMNS)
         if unknown:  # the names go into the statement: only the table's own
             raise StoreError(f"runs have no column {sorted(unknown)[0]!r}")
