@@ -8,6 +8,7 @@ import uuid
 from typing import Literal, Optional, Union
 
 import pytest
+from examples import scaled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
@@ -385,7 +386,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=40)
+@settings(max_examples=scaled(40))
 @given(value=json_values)
 def test_a_call_runs_exactly_when_pydantic_accepts_its_input(value):
     from jupyter_sandbox import Sandbox

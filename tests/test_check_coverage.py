@@ -10,6 +10,7 @@ stays open, and the replay goes on past it.
 from __future__ import annotations
 
 import pytest
+from examples import scaled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -145,7 +146,7 @@ STATEMENTS = st.sampled_from(
 )
 
 
-@settings(max_examples=40)
+@settings(max_examples=scaled(40))
 @given(program=st.lists(STATEMENTS, min_size=1, max_size=6))
 def test_for_any_finished_run_the_check_is_deterministic_and_reaches_every_effect(program):
     source = "\n".join(s.format(n=i) for i, s in enumerate(program)) + "\nreturn 'done';"

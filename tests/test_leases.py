@@ -20,6 +20,7 @@ import threading
 import time
 
 import pytest
+from examples import scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -184,7 +185,7 @@ def entry(epoch: int, seq: int) -> tuple[Entry, bytes]:
 
 
 # Every example is a new run in the test's one store (hence function-scoped fixtures are fine).
-@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=scaled(25), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(
         # batches of 1-3 entries (one fenced statement) and of 70 (past the one-statement size: a transaction)

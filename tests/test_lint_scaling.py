@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import lint_reference
 import pytest
+from examples import scaled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -67,11 +68,6 @@ units = st.lists(st.sampled_from(TOKENS), min_size=1, max_size=12).map("".join)
 # found by search is about 11); a quadratic pass exceeds it within a few KiB.
 WORK_PER_CHAR = 20
 WORK_FIXED = 64
-
-
-def scaled(n: int) -> int:
-    """`n` examples under the ``ci`` profile (100 examples), proportionally more under ``long``."""
-    return max(1, round(n * settings.default.max_examples / 100))
 
 
 def tile(unit: str, size: int) -> str:

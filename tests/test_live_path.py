@@ -19,6 +19,7 @@ import threading
 import time
 
 import pytest
+from examples import scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -457,7 +458,7 @@ def _effects(sb: Sandbox, ran: list[dict]) -> None:
     sb.action(later, name="later")
 
 
-@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(30), suppress_health_check=[HealthCheck.too_slow])
 @given(steps=STEPS)
 def test_after_a_crash_before_any_write_nothing_recorded_runs_again_and_a_call_run_again_has_its_input(steps):
     """The process dies just before one of its journal writes (each in turn): the store as it was then is
@@ -546,7 +547,7 @@ def _journaled(steps: list[str], monkeypatch, shortcuts: bool) -> tuple:
             sb.close()
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=scaled(40), suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(steps=SHAPES)
 def test_a_run_and_its_journal_are_the_same_with_the_live_shortcuts_and_without(steps, monkeypatch):
     assert _journaled(steps, monkeypatch, shortcuts=True) == _journaled(steps, monkeypatch, shortcuts=False)

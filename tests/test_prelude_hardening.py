@@ -11,6 +11,7 @@ what it uses), so any difference is the host's.
 from __future__ import annotations
 
 import pytest
+from examples import scaled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -235,7 +236,7 @@ SCRIPT_NAMES = st.from_regex(r"[a-z][a-zA-Z0-9_]{0,7}", fullmatch=True).filter(
 FORGED = st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.just({"message": "forged"})
 
 
-@settings(max_examples=30)
+@settings(max_examples=scaled(30))
 @given(names=st.lists(st.sampled_from(FIELDS) | SCRIPT_NAMES, min_size=1, max_size=6, unique=True), forged=FORGED)
 def test_for_any_names_and_value_put_on_object_prototype_replay_is_unchanged(tmp_path_factory, clean, names, forged):
     import json

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from examples import scaled
 from hypothesis import Phase, assume, example, given, note, settings
 from hypothesis import strategies as st
 from jsvalues import (
@@ -41,11 +42,6 @@ from programs import PRELUDE, Call, Gate, Par, Program, Race, Removed, Sleep, St
 import jupyter_sandbox
 
 HERE = Path(__file__).parent
-
-
-def scaled(n: int) -> int:
-    """``n`` examples under the ``ci`` profile (100 examples), proportionally more under ``long`` (2,000)."""
-    return max(1, round(n * settings.default.max_examples / 100))
 
 
 PACKAGE_ROOT = str(Path(jupyter_sandbox.__file__).parents[1])  # the child imports the same jupyter_sandbox

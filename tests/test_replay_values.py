@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from examples import scaled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -231,7 +232,7 @@ def json_values():
     )
 
 
-@settings(max_examples=60)
+@settings(max_examples=scaled(60))
 @given(value=json_values())
 def test_for_any_json_result_the_replay_gives_the_script_the_live_value(tmp_path_factory, value):
     driver = Driver(tmp_path_factory.mktemp("values"))
@@ -242,7 +243,7 @@ def test_for_any_json_result_the_replay_gives_the_script_the_live_value(tmp_path
         driver.close()
 
 
-@settings(max_examples=25)
+@settings(max_examples=scaled(25))
 @given(value=json_values())
 def test_for_any_json_event_the_replay_gives_the_script_the_live_value(tmp_path_factory, value):
     driver = Driver(tmp_path_factory.mktemp("events"))
@@ -329,7 +330,7 @@ def test_an_error_in_a_log_line_and_the_plan_is_carried(sb):
     assert without_stack(entry["data"]) == {"e": {"name": "Error", "message": "l"}}
 
 
-@settings(max_examples=30)
+@settings(max_examples=scaled(30))
 @given(
     name=st.text(max_size=8),
     message=st.text(max_size=12),

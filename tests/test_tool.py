@@ -8,6 +8,7 @@ from pathlib import Path
 
 import anthropic.types as anthropic_types
 import pytest
+from examples import scaled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletionFunctionToolParam
@@ -270,7 +271,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=60)
+@settings(max_examples=scaled(60))
 @given(
     output=json_values,
     console=st.lists(st.text(max_size=800), max_size=60),

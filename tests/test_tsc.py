@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
+from examples import scaled
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
@@ -323,7 +324,7 @@ def test_the_tools_description_carries_the_declarations_tsc_checked(checked):
 from test_typescript import schemas  # noqa: E402  (the generator the renderer's own tests use)
 
 
-@settings(max_examples=3, phases=(Phase.explicit, Phase.reuse, Phase.generate))  # no shrinking: a compile each
+@settings(max_examples=scaled(3), phases=(Phase.explicit, Phase.reuse, Phase.generate))  # no shrinking: a compile each
 @given(st.lists(schemas, min_size=25, max_size=25))
 def test_every_type_the_renderer_writes_is_valid_typescript(tsc, tmp_path_factory, batch):
     lines, aliases = [], {}

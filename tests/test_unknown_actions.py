@@ -8,6 +8,7 @@ ones and suggest the closest, for ``actions.NAME(...)`` and ``ctx.call`` alike.
 from __future__ import annotations
 
 import pytest
+from examples import scaled
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -138,7 +139,7 @@ def distance(a: str, b: str) -> int:
 NAMES = st.from_regex(r"[a-z][a-z_]{5,11}", fullmatch=True)
 
 
-@settings(max_examples=40)
+@settings(max_examples=scaled(40))
 @given(names=st.lists(NAMES, min_size=1, max_size=5, unique=True), data=st.data())
 def test_for_any_one_letter_typo_of_a_name_unlike_the_others_that_name_is_suggested(names, data):
     target = data.draw(st.sampled_from(names))
