@@ -105,7 +105,7 @@ class Calls:
                 await asyncio.sleep(0)
             return
         self.runner._flush()  # each entry commits as it happens: a call in flight is in the journal
-        starting, self.starting = self.starting, []  # (after the flush: if it fails, _abandon closes them)
+        starting, self.starting = self.starting, []  # (after the flush: if it fails, abandon closes them)
         for slot, work in starting:
             task = asyncio.ensure_future(work)
             self.inflight[slot] = task

@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -200,23 +199,6 @@ class Realm:
         """
         step = self._guard(self._deliver, now)
         return self._requests(step) if isinstance(step, str) else step
-
-    def replay(self, now: Callable[[], float]) -> int | list[dict[str, Any]]:
-        """``deliver`` then ``drain``, over and over, while each delivers one: the replay's inner loop, kept
-        to the three crossings into JS an entry needs (deliver, its job, the empty queue).
-
-        Returns what ``deliver`` returned that was not 1: the requests, 0 or -1 (``now`` is read at each).
-        """
-        deliver, job = self._deliver, self._job
-        try:
-            while True:
-                step = deliver(now())
-                if step != 1:
-                    return self._requests(step) if isinstance(step, str) else step
-                if job() and job():
-                    self._drain_on()
-        except quickjs.JSException as exc:
-            raise self._limit_from(exc) from None
 
     def settle(self, slot: int, result_json: str, now: float) -> None:
         self._guard(self._settle, slot, result_json, now)

@@ -74,7 +74,7 @@ class Runner:
     async def run_attempt(self) -> AttemptResult:
         self.here = here()
         if self.here is not None:
-            self.here.moving += 1  # (not while it waits on one lone call: see _start_calls)
+            self.here.moving += 1  # (not while it waits on one lone call: see Calls.start)
         try:
             return await self._loop()
         except asyncio.CancelledError:
@@ -155,7 +155,7 @@ class Runner:
                 if items:
                     self.handlers.handle(items)
                 return
-            step = realm.replay(self.engine.clock.now)  # delivers (draining between) while it can
+            step = realm.deliver(self.now)
             if isinstance(step, list):
                 self.handlers.handle(step)
                 if self.interrupts or self.continue_state is not UNSET:
