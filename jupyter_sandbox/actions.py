@@ -393,16 +393,15 @@ def _measured(action: Action, args: tuple, kwargs: dict) -> Any:
 
     A call that interrupts says nothing of how long the call after the answer takes: it is not counted.
     """
-    started = time.perf_counter()
+    started, counted = time.perf_counter(), True
     try:
-        value = _threaded(action.fn, args, kwargs)
+        return _threaded(action.fn, args, kwargs)
     except ActionInterrupt:
+        counted = False
         raise
-    except BaseException:
-        action.quick = time.perf_counter() - started < QUICK_SECONDS
-        raise
-    action.quick = time.perf_counter() - started < QUICK_SECONDS
-    return value
+    finally:
+        if counted:
+            action.quick = time.perf_counter() - started < QUICK_SECONDS
 
 
 def _threaded(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
