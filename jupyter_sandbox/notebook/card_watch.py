@@ -50,6 +50,21 @@ def _redraw(shown: list[Any], links: list[Any]) -> None:
             log.debug("redrawing a run card failed", exc_info=True)
 
 
+def _redraw_if_moved(
+    sb: Any, run_id: str, shown: list[Any], links: list[Any], signatures: dict[tuple[Any, str], tuple[Any, ...]]
+) -> tuple[Any, ...] | None:
+    """Redraw what shows ``run_id`` if its ``signature`` moved since ``signatures`` last saw it (also at first
+    sight: it may have moved since it was drawn). Returns the signature, or None when the run cannot be read."""
+    try:
+        sig = signature(sb, run_id)
+    except Exception:  # a closed store
+        return None
+    if signatures.get((sb, run_id)) != sig:
+        signatures[(sb, run_id)] = sig
+        _redraw(shown, links)
+    return sig
+
+
 def _can_listen(store: Any) -> bool:
     return callable(getattr(store, "listen", None)) and not getattr(store, "closed", False)
 
@@ -120,13 +135,7 @@ class Watch:
                 continue
             counters[sb] = counter
             for run_id, shown, links in runs:
-                try:
-                    sig = signature(sb, run_id)
-                except Exception:
-                    continue
-                if signatures.get((sb, run_id)) != sig:  # also at first sight: it may have moved since it was drawn
-                    signatures[(sb, run_id)] = sig
-                    _redraw(shown, links)
+                _redraw_if_moved(sb, run_id, shown, links, signatures)
 
     def _poll(self) -> None:
         counters: dict[Any, int] = {}
@@ -197,21 +206,15 @@ class _Listener(threading.Thread):
             if sb.store is not self.store:
                 continue
             for run_id, shown, links in runs:
-                key = (sb, run_id)
                 if ids is not None:
                     chain = {run_id, *(r for v in (*shown, *links) for r in getattr(v, "chain", ()))}
                     if not chain & ids:
                         continue
-                try:
-                    seen[key] = sig = signature(sb, run_id)
-                except Exception:
-                    continue
-                if self._signatures.get(key) != sig:
-                    _redraw(shown, links)
+                sig = _redraw_if_moved(sb, run_id, shown, links, self._signatures)
+                if sig is not None:
+                    seen[(sb, run_id)] = sig
         if ids is None:
             self._signatures = seen  # forget runs no longer shown
-        else:
-            self._signatures.update(seen)
 
 
 def _close(changes: Any) -> None:
