@@ -1,5 +1,5 @@
 """The call log a journal gives (``Journal.call_log``) holds, at each slot, what ``_call_log_entry`` makes of
-it, whatever the journal holds: the inline path for an action's call and result changes nothing it gives."""
+it with the slot's completion order, whatever the journal holds, and shares no value with the journal."""
 
 from __future__ import annotations
 

@@ -163,27 +163,8 @@ class Journal:
                 order[entry.slot] = len(order)
         log: list[dict[str, Any] | None] = [None] * (max(self.slots) + 1)
         for number, state in self.slots.items():
-            done, request = state.completion, state.request
-            if done is None:
-                continue
-            if request is None or request.kind != "call" or done.kind in SYNC_KINDS:
+            if state.completion is not None:
                 log[number] = _call_log_entry(state, order.get(number))
-                continue
-            # An action's call and its result (most of a journal), as _call_log_entry gives it, inline.
-            req, body = request.body, done.body
-            op, value, given = req.get("op", "call"), body.get("value"), req.get("input")
-            out = {
-                "type": "action" if op == "call" else op,
-                "name": req.get("name"),
-                "input": detach(given) if type(given) in _CONTAINERS else given,
-                "response": detach(value) if type(value) in _CONTAINERS else value,
-            }
-            if not body.get("ok", True):
-                out["error"] = detach(body.get("error"))
-            position = order.get(number)
-            if position is not None:
-                out["order"] = position
-            log[number] = out
         return log
 
 
@@ -216,27 +197,25 @@ def settlement(entry: Entry) -> str:
 
 def _call_log_entry(state: _Slot, order: int | None) -> dict[str, Any]:
     """One slot's call log entry; its values are copies (the caller may edit a call log it was handed)."""
-    done = state.completion
+    done, request = state.completion, state.request
     assert done is not None
     if done.kind in SYNC_KINDS:
         out: dict[str, Any] = {"type": done.kind, "response": done.body["value"]}
-    else:
-        req = state.request.body if state.request else {}
-        kind = {"timer": "sleep", "wait": "event"}.get(state.request.kind if state.request else "", None)
-        if kind == "sleep":
-            out = {"type": "sleep", "input": req.get("ms"), "response": None}
-        elif kind == "event":
-            out = {"type": "event", "input": detach(req.get("match")), "response": detach(done.body.get("event"))}
-        else:
-            op = req.get("op", "call")
-            out = {
-                "type": "action" if op == "call" else op,
-                "name": req.get("name"),
-                "input": detach(req.get("input")),
-                "response": detach(done.body.get("value")),
-            }
-            if not done.body.get("ok", True):
-                out["error"] = detach(done.body.get("error"))
+    elif request is not None and request.kind == "timer":
+        out = {"type": "sleep", "input": request.body.get("ms"), "response": None}
+    elif request is not None and request.kind == "wait":
+        out = {"type": "event", "input": detach(request.body.get("match")), "response": detach(done.body.get("event"))}
+    else:  # an action's (or a child run's) call and its result: most of a journal, so scalars skip detach's call
+        req, body = request.body if request is not None else {}, done.body
+        op, given, value = req.get("op", "call"), req.get("input"), body.get("value")
+        out = {
+            "type": "action" if op == "call" else op,
+            "name": req.get("name"),
+            "input": detach(given) if type(given) in _CONTAINERS else given,
+            "response": detach(value) if type(value) in _CONTAINERS else value,
+        }
+        if not body.get("ok", True):
+            out["error"] = detach(body.get("error"))
     if order is not None:
         out["order"] = order
     return out
