@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from jupyter_sandbox import ActionError, ActionInterrupt, RunParked, Sandbox, SandboxInterrupt
+from jupyter_sandbox.engine.waits import matches
 
 
 @pytest.fixture
@@ -418,3 +422,27 @@ def test_without_continue_as_new_the_same_work_hits_the_cap():
     sb.action(lambda i: i, name="step")
     with pytest.raises(LimitExceeded, match="journal-cap"):
         sb.eval("for (let i = 0; i < 30; i++) await actions.step(i)")
+
+
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["go", "stop", ""]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b", "type"]), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def _canonical(value):
+    return json.dumps(value, sort_keys=True)  # JSON's own equality: true is not 1, [1] is not 1
+
+
+@given(event=_VALUES, match=_VALUES)
+def test_an_event_matches_an_object_by_its_fields_and_any_other_value_by_equality(event, match):
+    if match is None or match == {}:
+        expected = True
+    elif isinstance(match, dict):
+        expected = isinstance(event, dict) and all(
+            k in event and _canonical(event[k]) == _canonical(v) for k, v in match.items()
+        )
+    else:
+        expected = _canonical(event) == _canonical(match)
+    assert matches(event, match) is expected
