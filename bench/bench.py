@@ -162,7 +162,7 @@ def floor_read(path: Path, n: int) -> float:
     return seconds
 
 
-# The minimal driver of notes/quickjs.md: a JS host stub returns a promise and
+# The least a host call through Python can cost: a JS host stub returns a promise and
 # pushes the request onto a queue held in a closure; Python takes the queue
 # between jobs, calls a Python function, and settles the promise by calling a
 # JS function handle with a JSON result. Same limits as a realm (time limit on).
@@ -315,7 +315,7 @@ class Row:
 
     @property
     def judged_us(self) -> float | None:
-        """The figure the target is compared with, in the unit the issue states it."""
+        """The figure the target is compared with, in the unit the target is stated in."""
         if self.per_us is None:
             return None
         return self.per_us / 2 if self.per_entry else self.per_us
@@ -460,8 +460,8 @@ How to read it (bench/README.md has more):
 - Engine rows: µs per action = (median total at N − median total at N = 0) / N, so the run's fixed
   cost (the two `fixed:` rows) is not spread over the actions. One action = one recorded call =
   **two** journal entries (`call` + `result`); per journal entry is half the per-action figure.
-  Each target is judged in the unit the issue states it in: live per action, resume per recorded
-  journal entry; the issues state both at N = 5,000. Floors are per operation (the `µs per entry` column).
+  Each target is judged in the unit it is stated in: live per action, resume per recorded
+  journal entry; both are stated at N = 5,000. Floors are per operation (the `µs per entry` column).
 - live: `sb.eval` of N awaited no-op actions up to the pause at the gate. resume: `sb.resume(run_id,
   True)` replaying those N actions from the journal, plus the gate called live once.
 - Floors are total / N of the bare operation. Floor of `live, file store` rows = SQLite commit +

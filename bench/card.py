@@ -1,4 +1,4 @@
-"""Benchmark: the run card's costs (issue 12), each beside a floor measured in the same run.
+"""Benchmark: the run card's costs, each beside a floor measured in the same run.
 
     python bench/card.py            # 5 repetitions; about a minute on 2 cores (Chromium included)
     python bench/card.py --quick    # 2 repetitions, N = 200 (a smoke run)

@@ -7,7 +7,7 @@ Run from the repository root::
 
     python bench/lint.py              # 16, 64, 256 KiB, 5 repetitions (about a minute on 2 cores)
     python bench/lint.py --quick      # 16 and 64 KiB, 3 repetitions
-    python bench/lint.py --reference  # adds the regex lint of before issue 11 at 16 KiB (slow: seconds a row)
+    python bench/lint.py --reference  # adds a regex-based reference lint at 16 KiB (slow: seconds a row)
 
 Prints a markdown table and writes it to ``bench/results/lint.md`` (``--out``
 elsewhere). ``bench/README.md`` says what the rows and columns mean. Nothing
@@ -51,7 +51,7 @@ ORDINARY = {
     "minified (tests/test_lint.py)": MINIFIED,
     "prelude.js (real code, has findings)": (REPO / "jupyter_sandbox/engine/js/prelude.js").read_text(),
 }
-# Each was quadratic before issue 11 (the first five) or a candidate for it.
+# Each is quadratic for a naive regex-based lint (the first five) or a candidate for it.
 PATHOLOGICAL = {
     "open regex classes `/[`": "/[",
     "escaped slashes `x\\/\\/`": "x\\/\\/",
@@ -128,9 +128,7 @@ def load_average() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="16 and 64 KiB, 3 repetitions")
-    parser.add_argument(
-        "--reference", action="store_true", help="also time the regex lint of before issue 11 at 16 KiB"
-    )
+    parser.add_argument("--reference", action="store_true", help="also time a regex-based reference lint at 16 KiB")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "lint.md")
     args = parser.parse_args(argv)
     sizes = [16, 64] if args.quick else [16, 64, 256]

@@ -44,7 +44,7 @@ from bench.bench import (  # noqa: E402  # noqa: E402
     timed,
 )
 
-LIVE_TARGET_US = 60.0  # SQLite live, per action (issue 15)
+LIVE_TARGET_US = 60.0  # SQLite live, per action
 RESUME_TARGET_US = 15.0  # either store, per recorded action at 5,000
 
 

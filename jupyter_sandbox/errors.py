@@ -9,7 +9,7 @@
     ├── InvalidCallLog         a call log passed to eval is not one (also a ValueError)
     ├── InvalidValue           a value that must cross as JSON is not JSON (also a TypeError)
     ├── RunPaused              the run stopped and can be resumed
-    │   ├── SandboxInterrupt   an action needs an answer (seed 004's fields)
+    │   ├── SandboxInterrupt   an action needs an answer
     │   └── RunParked          the run waits on a timer or an event
     ├── RunStateError          the run is not in a state that allows this
     │   └── RunBusyError       someone else is already resuming it
@@ -288,7 +288,7 @@ class RunPaused(SandboxError):
 class SandboxInterrupt(RunPaused):
     """An action raised ``ActionInterrupt``: the run paused for an answer.
 
-    Seed 004's fields: ``call_log`` (slots, ``None`` where a call is open),
+    Its fields: ``call_log`` (slots, ``None`` where a call is open),
     ``console``, ``data``, ``interrupt`` (``.data``, ``.state``), ``position``;
     plus ``run_id`` and ``interrupts``, every pending interrupt when parallel
     branches interrupted together (``interrupt`` is the first).

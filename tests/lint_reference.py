@@ -1,4 +1,4 @@
-"""The lint as it was before issue 11: regex-based, and quadratic on some inputs
+"""A reference lint: regex-based, and quadratic on some inputs
 (an open regex literal, an unclosed call). Kept only as an oracle: on small
 sources, tests/test_lint_scaling.py checks that the linear lint reports exactly
 what this one did. Do not import it from the package."""

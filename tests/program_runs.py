@@ -73,7 +73,7 @@ def build(role: str, answers: dict[int, Any], store: Any = ":memory:", *, mutate
     """A Sandbox with the programs' actions. ``role="reference"`` answers approvals itself
     (no interrupt); ``"interrupted"`` registers the gate with ``approval=True``.
     ``sb.bodies`` counts action bodies run per (name, input). ``mutate``: the work actions
-    change their input in place, and every result they returned before (issue 11 class 3)."""
+    change their input in place, and every result they returned before."""
     sb = Sandbox(store, clock=ManualClock(start=T0))
     latency = Latency()
     bodies: collections.Counter = collections.Counter()

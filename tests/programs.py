@@ -165,7 +165,7 @@ class Sleep:
 
     id: int
     ms: int
-    record: bool = True  # keep what the sleep resolved to (issue 11 class 1: null live, undefined on replay)
+    record: bool = True  # keep what the sleep resolved to (it must be null live and on replay alike)
 
     def render(self, names: Names, b: str, v: str) -> list[str]:
         return [f"{b}.push(T(await ctx.sleep({self.ms})));" if self.record else f"await ctx.sleep({self.ms});"]
@@ -345,8 +345,8 @@ def programs(
     sleep_values: bool = True,
 ) -> Program:
     """A random valid program. ``gates``: approvals at random points; ``long_races``: a race
-    may leave a timer open (issue 11 class 6); ``uncaught``: an action failure may end the run;
-    ``sleep_values``: the script keeps what ``ctx.sleep`` resolved to (issue 11 class 1)."""
+    may leave a timer open; ``uncaught``: an action failure may end the run;
+    ``sleep_values``: the script keeps what ``ctx.sleep`` resolved to."""
     ids = itertools.count(1)
     answers: dict[int, Any] = {}
 

@@ -1,4 +1,4 @@
-"""Hostile scripts written against the engine after issue 11's fixes, one test per defect they found.
+"""Hostile scripts written against the engine, one test per defect they found.
 
 Each replay test runs a script live up to an approval and resumes it: the
 script hands what it saw to an action (``actions.ident``, recorded; its input is

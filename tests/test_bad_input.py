@@ -110,12 +110,9 @@ def _failures(reports: list[dict]) -> list[str]:
     return out
 
 
-# Categories where the seed's sample currently hits a known bug (empty since e500f0a). Before it, the sample
-# failed in action-misbehaves (GeneratorExit/CancelledError, an exception whose str() fails, non-JSON
-# ActionInterrupt data, results nested 400+ deep), non-json (lone surrogates in keys, 401+ deep values),
-# syntax (a lone surrogate or NUL in the source), corrupt-store (damaged CBOR in the runs table) and
-# bad-input (a run input nested 450 deep); see the targeted tests below for each.
-CATEGORY_BUGS: dict[str, str] = {}  # bad-answer failed on 8a4db10 (answers journaled unchecked); fixed since
+# Categories where the fixed SEED's sample hits a known bug, left out of the sweep until fixed (none now);
+# the targeted tests below guard each bug this sweep has found.
+CATEGORY_BUGS: dict[str, str] = {}
 CATEGORIES = sorted(set(stress.WEIGHTS) - EXCLUDED)
 
 
@@ -177,7 +174,7 @@ def test_syntax_errors_are_script_errors_with_a_line(fast, source):
     assert_usable(fast)
 
 
-# Found before e500f0a (fixed there; this test now guards it): lint._code_only() assumes _TEMPLATE_TEXT always
+# The defect this guards against: lint._code_only() assumes _TEMPLATE_TEXT always
 # matches; a source that ends inside a template literal right after a backslash makes it None -> bare
 # AttributeError ('NoneType' object has no attribute 'group') instead of a SyntaxError
 @pytest.mark.parametrize("source", ["`\\", "x = `abc\\", "`${`\\"])
@@ -228,7 +225,7 @@ def test_memory_bombs_are_limit_errors(fast, source):
         fast.eval(source)  # a few allocate lazily (a sparse Array(2**31)) and simply finish
     except SandboxError as exc:
         # Out of memory can reach the script as a thrown null (QuickJS could not allocate the error itself):
-        # since e500f0a that reads "uncaught null: the script threw null, or ran out of memory (...)".
+        # that reads "uncaught null: the script threw null, or ran out of memory (...)".
         assert (
             isinstance(exc, LimitExceeded)
             or "RangeError" in str(exc)
@@ -272,8 +269,8 @@ def test_values_that_are_not_json_are_named(fast, sink, value):
     assert_usable(fast)
 
 
-# Found on 13e780b (canon() checked string values but not object keys: a bare UnicodeEncodeError from cbor2);
-# the working tree replaces lone surrogates in keys.
+# The defect this guards against: canon() checked string values but not object keys (a bare UnicodeEncodeError
+# from cbor2); lone surrogates in keys are replaced.
 @pytest.mark.parametrize(
     "sink",
     [
@@ -295,7 +292,7 @@ def test_lone_surrogate_in_an_object_key_is_named(fast, sink):
     assert_usable(fast)
 
 
-# Found before e500f0a (fixed there; this test now guards it): cbor2 decodes at most 400 nesting levels but
+# The defect this guards against: cbor2 decodes at most 400 nesting levels but
 # nothing stops deeper values being written: the run (and Sandbox.runs()) no longer reads back (raw
 # CBORDecodeError)
 @pytest.mark.parametrize("where", ["return", "action-input", "action-result", "run-input"])
@@ -324,7 +321,7 @@ def test_values_nested_past_400_levels_do_not_poison_the_store(where):
     assert_usable(sb)
 
 
-# Found before e500f0a (fixed there; this test now guards it): prelude canon() recognises dates with `v instanceof
+# The defect this guards against: prelude canon() recognises dates with `v instanceof
 # OrigDate`, but the script's Date (date.js makeRecordedDate) builds objects on a copied prototype, so every Date
 # is refused as 'a Date, which JSON cannot carry' instead of crossing as its ISO string
 def test_a_valid_date_crosses_as_its_iso_string(fast):
@@ -347,14 +344,14 @@ def test_huge_values_cross_up_to_the_limits(fast):
     assert_usable(big)
 
 
-# Found before e500f0a (fixed there; this test now guards it): realm.drain() gives every job a fresh fuel slice
+# The defect this guards against: realm.drain() gives every job a fresh fuel slice
 # and never bounds the drain, so a script that awaits in a loop (`for (;;) await null`) spins the engine thread
 # for ever
 def test_a_microtask_loop_runs_out_of_fuel(hangs):
     assert hangs["microtask-loop"] == "LimitExceeded"
 
 
-# Found on 8a4db10, fixed in 2ed88f0 (this test now guards it): realm.drain() checks its whole-drain CPU budget
+# The defect this guards against: realm.drain() checks its whole-drain CPU budget
 # only every 1024 jobs, and every job gets a fresh QuickJS slice: jobs that each burn just under the slice before
 # awaiting (`for (;;) { busy(); await null }`) run ~1024 slices (minutes; an hour at the 2 s default) before the
 # check fires
@@ -362,7 +359,7 @@ def test_a_microtask_loop_of_busy_jobs_runs_out_of_fuel(hangs):
     assert hangs["microtask-loop-busy-jobs"] == "LimitExceeded"
 
 
-# Found on 8a4db10, fixed in 2ed88f0 (this test now guards it): Limits.generations bounds an endless continueAsNew
+# The defect this guards against: Limits.generations bounds an endless continueAsNew
 # chain by count only (1000): with a 300 KB state one eval runs ~11 s and writes ~290 MiB to the store before it
 # stops (a bound on the bytes a chain may write, or a lower default, would stop it early)
 def test_an_endless_continue_as_new_chain_with_a_big_state_stops_quickly(hangs):
@@ -383,14 +380,14 @@ def test_native_builtins_respect_the_fuel_slice():
     assert time.process_time() - started < 0.5
 
 
-# Found before e500f0a (fixed there; this test now guards it): an unconditional ctx.continueAsNew starts successor
+# The defect this guards against: an unconditional ctx.continueAsNew starts successor
 # runs for ever (engine.run_chain has no bound): eval never returns and the store grows by ~500 runs/s
 def test_an_endless_continue_as_new_chain_is_stopped(hangs):
     assert hangs["continue-forever"] not in ("timeout", "ok")
 
 
-# Found on 13e780b (describeError() read e.name/e.message unguarded: the run failed 'waiting on a promise that
-# nothing will settle'); fixed in the working tree.
+# The defect this guards against: describeError() read e.name/e.message unguarded (the run failed 'waiting on a
+# promise that nothing will settle').
 @pytest.mark.parametrize(
     "thrown",
     [
@@ -478,7 +475,7 @@ def test_an_action_returning_junk_is_an_action_error_naming_it(kind, words):
     assert_usable(sb)
 
 
-# Found before e500f0a (fixed there; this test now guards it): actions.to_json's _first_problem() does not look
+# The defect this guards against: actions.to_json's _first_problem() does not look
 # for lone surrogates in keys: the message ends in an empty reason
 def test_an_action_returning_a_surrogate_key_says_so():
     sb = Sandbox()
@@ -487,7 +484,7 @@ def test_an_action_returning_a_surrogate_key_says_so():
         sb.eval("return await actions.junk('surrogate-key')")
 
 
-# Found before e500f0a (fixed there; this test now guards it): actions.call_action catches Exception only;
+# The defect this guards against: actions.call_action catches Exception only;
 # GeneratorExit and asyncio.CancelledError (BaseExceptions) escape eval bare instead of becoming ActionErrors
 @pytest.mark.parametrize("kind", ["generator-exit", "cancelled"])
 def test_an_action_raising_a_base_exception_is_an_action_error(kind):
@@ -501,21 +498,21 @@ def test_an_action_raising_a_base_exception_is_an_action_error(kind):
     assert_usable(sb)
 
 
-# Found before e500f0a (fixed there; this test now guards it): an action raising SystemExit or KeyboardInterrupt
+# The defect this guards against: an action raising SystemExit or KeyboardInterrupt
 # kills the engine loop thread; eval never returns (every Sandbox in the process shares that loop)
 @pytest.mark.parametrize("kind", ["system-exit", "keyboard-interrupt"])
 def test_an_action_raising_system_exit_does_not_hang(hangs, kind):
     assert hangs[kind] == "ActionError"
 
 
-# Found before e500f0a (fixed there; this test now guards it): a sync action raising StopIteration (e.g. next() on
+# The defect this guards against: a sync action raising StopIteration (e.g. next() on
 # an empty iterator) cannot be set on an asyncio Future; the call never completes and eval hangs (without an
 # action timeout) or reports a wrong 'did not finish' timeout
 def test_an_action_raising_stop_iteration_is_an_action_error(hangs):
     assert hangs["stop-iteration"] == "ActionError"
 
 
-# Found before e500f0a (fixed there; this test now guards it): actions.call_action formats f'{type(exc).__name__}:
+# The defect this guards against: actions.call_action formats f'{type(exc).__name__}:
 # {exc}' inside its except block; an exception whose __str__ raises escapes eval as a bare RuntimeError
 def test_an_exception_whose_str_fails_is_still_an_action_error():
     sb = Sandbox()
@@ -527,7 +524,7 @@ def test_an_exception_whose_str_fails_is_still_an_action_error():
     assert output == "ActionError"
 
 
-# Found before e500f0a (fixed there; this test now guards it): ActionInterrupt data/state are not validated as
+# The defect this guards against: ActionInterrupt data/state are not validated as
 # JSON: object() -> bare cbor2.CBOREncodeError, a lone surrogate -> bare UnicodeEncodeError, a set or NaN is
 # stored as is (the timeline/approval panel then carry non-JSON)
 @pytest.mark.parametrize("kind", ["object", "surrogate", "set", "nan"])
@@ -540,7 +537,7 @@ def test_interrupt_data_that_is_not_json_is_an_action_error(kind):
     assert_usable(sb)
 
 
-# Found before e500f0a (fixed there; this test now guards it): a timed-out sync action keeps its worker thread
+# The defect this guards against: a timed-out sync action keeps its worker thread
 # (threads cannot be cancelled) and Engine.executor has 32; once 32 are stuck, every later action of that Sandbox
 # 'times out' without ever starting
 def test_hung_actions_do_not_starve_later_ones():
@@ -636,7 +633,7 @@ def test_bad_sources_are_rejected_clearly(source, error):
     assert_usable(sb)
 
 
-# Found before e500f0a (fixed there; this test now guards it): a source with a lone surrogate fails in
+# The defect this guards against: a source with a lone surrogate fails in
 # store.source_hash() with a bare UnicodeEncodeError; one with a NUL character fails in quickjs with 'embedded
 # null character' (neither names the script)
 @pytest.mark.parametrize("source", ["return '\ud800'", "return 'a\x00b'"])
@@ -715,7 +712,7 @@ def test_a_call_log_of_the_wrong_length_replays_or_mismatches(mutate):
     assert_usable(sb)
 
 
-# Found before e500f0a (fixed there; this test now guards it): journal.plan_from_call_log() does not check that
+# The defect this guards against: journal.plan_from_call_log() does not check that
 # call-log values are JSON: NaN/Infinity -> bare ValueError 'Out of range float values', a set -> TypeError
 # 'Object of type set...', 2000-deep -> RecursionError, a list 'type' -> TypeError 'unhashable' (none names the
 # call log position); and the run was already created
@@ -841,7 +838,7 @@ def _paused(sb: Sandbox) -> str:
     raise AssertionError("the run did not pause")
 
 
-# Found on 8a4db10, fixed in the working tree after it (this test now guards it): Sandbox.resume / runner
+# The defect this guards against: Sandbox.resume / runner
 # answer_for journal the answer value without checking it is JSON: object() -> bare cbor2.CBOREncodeError, a lone
 # surrogate -> bare UnicodeEncodeError, a value nested 500 deep is written and the run's journal never decodes
 # again (StoreError on every sb.run/resume); a set or NaN is stored as is
@@ -856,7 +853,7 @@ def test_a_resume_answer_that_is_not_json_is_refused_before_it_is_journaled(aski
     assert asking.resume(run_id, "fine").output == "answered"
 
 
-# Found on 8a4db10, fixed in the working tree after it (this test now guards it): Limits accepts a stack_bytes
+# The defect this guards against: Limits accepts a stack_bytes
 # larger than the engine thread's 64 MiB stack (loop._STACK_BYTES): deep recursion then overflows the real C stack
 # and the Python process dies with SIGSEGV
 def test_a_stack_limit_above_the_engine_thread_is_refused_not_a_segfault(tmp_path):
@@ -878,7 +875,7 @@ def test_a_stack_limit_above_the_engine_thread_is_refused_not_a_segfault(tmp_pat
     assert "RESULT" in done.stdout
 
 
-# Found on 8a4db10, fixed in the working tree after it (this test now guards it): Realm.__init__ evaluates the
+# The defect this guards against: Realm.__init__ evaluates the
 # prelude unguarded: a memory or stack limit too small for the prelude raises a bare _quickjs.JSException('null')
 # / StackOverflow from eval (and Limits accepts True as a stack size)
 @pytest.mark.parametrize("limits", [dict(memory_bytes=100_000), dict(stack_bytes=10_000), dict(stack_bytes=True)])
@@ -893,7 +890,7 @@ def test_limits_too_small_for_the_realm_are_clear_errors(limits):
         assert "memory" in str(exc) or "stack" in str(exc)
 
 
-# Found on 8a4db10, fixed in 2ed88f0: eval(limits=5) -> AttributeError; eval(actions=5) accepted silently;
+# The defects this guards against: eval(limits=5) -> AttributeError; eval(actions=5) accepted silently;
 # eval(name=object()) -> StoreError 'Error binding parameter'; sb.action(5) -> AttributeError; fork(at='3'/None/NaN)
 # silently copied the whole journal; import_run of a malformed export -> bare TypeError.
 ARGUMENT_BUGS: dict[str, str] = {}

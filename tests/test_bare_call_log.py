@@ -1,6 +1,6 @@
 """A run started from a bare call log owns what it replayed: nothing recorded there runs twice later.
 
-Found by the adversarial review of issue 11: the effects served from a seed-shaped call
+The defect this guards against: the effects served from a bare call
 log were not journaled in the new run, so resuming that run by its id ran them again.
 """
 

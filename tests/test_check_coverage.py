@@ -1,4 +1,4 @@
-"""A determinism check replays every recorded entry it can reach, and says how many (issue 11, class 6).
+"""A determinism check replays every recorded entry it can reach, and says how many.
 
 ``CheckReport.checked`` counts the recorded effects the replay reached and
 matched, ``CheckReport.recorded`` the effects in the journal; a check is

@@ -235,7 +235,7 @@ def test_racing_signals_are_delivered_once(store_path):
         journal_complete(sb, rid)
 
 
-# Found before e500f0a (fixed there; this test now guards it): Sandbox.aeval resumes by run id only while the
+# The defect this guards against: Sandbox.aeval resumes by run id only while the
 # CallLog still equals the stored one (_owns); once the first click finished, the same SandboxInterrupt.call_log
 # is no longer 'owned' and a second eval(call_log=..., resume=...) silently starts a NEW run from the bare call
 # log (with input None) and executes the approved action again
@@ -248,7 +248,7 @@ def test_a_second_click_with_the_same_call_log_does_not_pay_twice(sb):
     from jupyter_sandbox import Resume
 
     outcomes = []
-    for _ in range(2):  # a double click on the approval panel, the seed-004 way
+    for _ in range(2):  # a double click on the approval panel, through the call log and Resume
         try:
             outcomes.append(
                 sb.eval(source, call_log=it.call_log, resume=Resume(position=it.position, value=True)).run_id

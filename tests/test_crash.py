@@ -1,6 +1,6 @@
 """Crash safety: SIGKILL at a random moment, then the store opens, decodes, and the run finishes.
 
-The guarantee (seed 001, "One honest caveat"): an effect whose result was
+The guarantee (docs/replay.md rule 5): an effect whose result was
 journaled never runs again; the one in flight when the process died may run
 twice (at-least-once). Each test runs on SQLite and on PostgreSQL. ``bench/stress`` runs many more trials.
 """

@@ -1,4 +1,4 @@
-"""The workflow ctx API of seed 001: each method, through interrupt and resume where it is journaled."""
+"""The workflow ctx API: each method, through interrupt and resume where it is journaled."""
 
 from __future__ import annotations
 
@@ -118,7 +118,7 @@ def test_parallel_rejects_non_functions_clearly(sb):
 
 
 def test_parallel_branches_completing_in_another_order_still_replay(gated):
-    """The seed's test (workflow-host.test.ts:353-390): continuations complete in a different order live."""
+    """Continuations complete live in another order than they started, and the run still replays (rule 3)."""
     delays = {"a": 0.12, "b": 0.01, "c": 0.06}
 
     @gated.action

@@ -515,8 +515,8 @@ PROBES = [
         " catch (e) {}\nnew Error().stack;\nreturn found;",
         check_start_not_reachable,
         body=None,
-        found="quickjs-ng's CallSite.getFunction() handed the script the host's start()/settle()/deliver() "
-        "(13e780b); the working tree locks Error.prepareStackTrace",
+        found="quickjs-ng's CallSite.getFunction() handed the script the host's start()/settle()/deliver(); "
+        "the prelude locks Error.prepareStackTrace",
     ),
     Probe(
         "callsite-through-object-prototype-getters",

@@ -67,7 +67,7 @@ def journaled_inputs(sb: Sandbox, run_id: str) -> set:
 # -- a full disk -------------------------------------------------------------------------------------------
 
 
-# Found before e500f0a (fixed there; this test now guards it): store._tx maps only BEGIN/COMMIT errors; an INSERT
+# The defect this guards against: store._tx maps only BEGIN/COMMIT errors; an INSERT
 # that hits SQLITE_FULL escapes raw, and since SQLite already rolled back, the ROLLBACK in _tx raises
 # sqlite3.OperationalError('cannot rollback - no transaction is active'), hiding the cause
 @pytest.mark.sqlite_only
@@ -105,7 +105,7 @@ def test_a_full_disk_leaves_the_journal_consistent_and_the_run_resumable(store_p
     journal_consistent(sb, run.id)
 
 
-# Found before e500f0a (fixed there; this test now guards it): when Store.finish_attempt fails (disk full at the
+# The defect this guards against: when Store.finish_attempt fails (disk full at the
 # end of a run) the run stays 'running', owned by this process and still in store._ACTIVE, so every later resume
 # in this process raises RunBusyError ('already being resumed') until force=True
 @pytest.mark.sqlite_only
@@ -238,7 +238,7 @@ def test_a_corrupt_journal_entry_is_a_store_error(good_store, junk):
         use_store(good_store)
 
 
-# Found before e500f0a (fixed there; this test now guards it): store._row_to_run decodes the runs table's CBOR
+# The defect this guards against: store._row_to_run decodes the runs table's CBOR
 # blobs without mapping errors (bare cbor2.CBORDecodeError/EOF) or checking types (options decoded to an int ->
 # AttributeError 'int' object has no attribute 'get')
 @pytest.mark.parametrize(
@@ -258,7 +258,7 @@ def test_a_corrupt_run_row_is_a_store_error(good_store, column, junk):
         use_store(good_store)
 
 
-# Found before e500f0a (fixed there; this test now guards it): Store.__init__ does int(schema_version) unguarded
+# The defect this guards against: Store.__init__ does int(schema_version) unguarded
 # (bare ValueError) and Path.mkdir on a parent that is a file raises a bare FileExistsError
 @pytest.mark.parametrize(
     "good_target, how",
@@ -320,7 +320,7 @@ class _FailingCommits:
         return getattr(self._real, name)
 
 
-# Found on 8a4db10, fixed in 2ed88f0 (this test now guards it): Store.claim adds the run to store._ACTIVE inside
+# The defect this guards against: Store.claim adds the run to store._ACTIVE inside
 # its transaction, before COMMIT. A run left 'running' by a failed attempt (shown 'stalled') whose next claim
 # fails at COMMIT (disk still full) stays in _ACTIVE, so it looks leased by this process: every later resume
 # raises RunBusyError until force=True (move _ACTIVE.add after the commit)

@@ -1,4 +1,4 @@
-"""Beyond the seeds: determinism check, fork, cancellation, and watching a run live."""
+"""Determinism check, fork, cancellation, and watching a run live."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Limits (seed 001's defaults, each configurable): a clear LimitExceeded, and the Sandbox still works."""
+"""Limits (the README's defaults, each configurable): a clear LimitExceeded, and the Sandbox still works."""
 
 from __future__ import annotations
 

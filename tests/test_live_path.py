@@ -463,7 +463,7 @@ def _effects(sb: Sandbox, ran: list[dict]) -> None:
 def test_after_a_crash_before_any_write_nothing_recorded_runs_again_and_a_call_run_again_has_its_input(steps):
     """The process dies just before one of its journal writes (each in turn): the store as it was then is
     resumed. A call with a journaled result never runs again; one that ran but left none runs again, once,
-    with the same input (rule 5, and what an idempotency key built from the input relies on)."""
+    with the same input (docs/replay.md rule 5, and what an idempotency key built from the input relies on)."""
     with tempfile.TemporaryDirectory() as folder:
         path, ran = os.path.join(folder, "live.sqlite"), []
         crashes: list[tuple[str, list[dict]]] = []  # the store just before each write, and what had run by then

@@ -1,4 +1,4 @@
-"""Prototype pollution cannot change what the host records or replays (issue 11, class 8).
+"""Prototype pollution cannot change what the host records or replays.
 
 The prelude reads only own properties of null-prototype records it made, and
 uses intrinsics captured before the script ran. Each test pollutes the realm

@@ -1,4 +1,4 @@
-"""Exact replay, proven over generated programs (issue 11, "Prove it, don't list it").
+"""Exact replay, proven over generated programs (docs/replay.md rules 1-6).
 
 Each property runs programs from ``programs.py``: random, valid, deterministic
 scripts over the whole effect vocabulary. A failing example prints its script.
@@ -60,7 +60,8 @@ def run_ids_pause(outcome):
 
 
 @settings(max_examples=scaled(60))
-@example(Program([Sleep(1, 5), Gate(2, None)], {2: True}))  # issue 11's first example (class 1)
+# a sleep's value, then a gate: the first defect this property found
+@example(Program([Sleep(1, 5), Gate(2, None)], {2: True}))
 @given(programs())
 def test_pausing_at_every_approval_and_resuming_gives_the_uninterrupted_run(program):
     note(f"the generated script:\n{program.source}")

@@ -1,4 +1,4 @@
-"""Replay: re-run, don't re-execute (DESIGN.md "Replay", seeds 000 and 004)."""
+"""Replay: re-run, don't re-execute (docs/replay.md, a section per rule)."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def test_a_recorded_failure_is_thrown_again_without_calling_the_action(sb):
     assert failures == [1]
 
 
-# -- the seed's null hole: Promise.all with an interrupt in the middle ---------------
+# -- rule 4: the null hole, Promise.all with an interrupt in the middle ---------------
 
 
 def test_promise_all_interrupt_leaves_a_null_hole_and_resume_runs_only_it(counted):
@@ -185,7 +185,7 @@ def test_a_bare_seed_call_log_resumes_by_content_key(sb):
         "const [a, b] = await Promise.all([actions.lookup('p'), actions.lookup('q')]);"
         " return [a, b, await actions.approve(a + b)]"
     )
-    # A seed-shaped call log (no order, no extra keys) in which the two branches
+    # A bare call log (no order, no extra keys) in which the two branches
     # were recorded in the other order: key matching still serves each its own result.
     seed_log = [
         {"type": "action", "name": "lookup", "input": "q", "response": "Q"},

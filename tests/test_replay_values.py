@@ -1,4 +1,4 @@
-"""A replayed effect gives the script exactly the value the live effect gave (issue 11, classes 1 and 13).
+"""A replayed effect gives the script exactly the value the live effect gave (docs/replay.md rule 1).
 
 Every test here runs a script live up to an approval, then resumes it from a
 fresh ``Sandbox`` on the same store: the resume replays everything before the

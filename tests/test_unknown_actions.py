@@ -1,4 +1,4 @@
-"""An unknown action name is an ActionError that says what to call instead (issue 11, class 12).
+"""An unknown action name is an ActionError that says what to call instead.
 
 After a kernel restart, before the notebook registers its actions again, this is
 the first error every user meets: it must name the action, list the registered

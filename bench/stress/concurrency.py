@@ -202,7 +202,7 @@ def run_concurrency(threads_runs: int, proc_count: int, runs_per_proc: int, appr
                 sb.store.get_run(rid).status != "completed" for rid in ids
             )
             sb.close()
-        # 3b. double clicks through the seed-004 path: eval(call_log=it.call_log, resume=Resume(...)) twice
+        # 3b. double clicks through the bare call log path: eval(call_log=it.call_log, resume=Resume(...)) twice
         from jupyter_sandbox import Resume
 
         store = tmp / "approve-calllog.sqlite"

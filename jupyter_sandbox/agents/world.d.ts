@@ -1,6 +1,6 @@
 // The script's world apart from `actions` (rendered per sandbox by agents/typescript.py,
 // which places this after the action declarations). It mirrors engine/js/prelude.js and
-// engine/js/textcodec.js, and DESIGN.md's ctx table; tests/test_tsc.py compiles it.
+// engine/js/textcodec.js, and the README's table of the script's world; tests/test_tsc.py compiles it.
 
 /** Options of an action call. */
 interface CallOptions {

@@ -73,7 +73,7 @@ class Calls:
         A lone action call commits with its result, in one write, unless it is
         still running after ``_VISIBLE_AFTER``: a call the journal has not seen
         runs again on resume exactly as one it has seen without a result does
-        (DESIGN.md rule 5), so the earlier write would only buy visibility.
+        (docs/replay.md rule 5), so the earlier write would only buy visibility.
         """
         if self.lone():
             slot, work = self.starting[0]

@@ -3,7 +3,7 @@
 A run's journal is a list of entries in ``seq`` order (docs/journal.md lists
 every kind). Two views are derived from it and nothing else:
 
-* the **call log** of seeds 000/004: ``(entry | None)[]`` by slot, ``None``
+* the **call log**: ``(entry | None)[]`` by slot, ``None``
   where a slot was reserved but never completed (an interrupted call, a
   sibling still in flight, a timer not yet fired);
 * the **replay plan** handed once to the prelude: every completed effect
@@ -150,7 +150,7 @@ class Journal:
         }
 
     def call_log(self) -> list[dict[str, Any] | None]:
-        """Seed 004's call log: by slot, ``None`` where a slot is open.
+        """The call log: by slot, ``None`` where a slot is open.
 
         Entries carry two extra keys for exact replay from the call log
         alone: ``order`` (when it completed) and, for failures, ``error``.
@@ -237,10 +237,10 @@ _SEED_TYPES = {"action", "now", "random", "delegate", "agent", "sleep", "event"}
 
 
 def plan_from_call_log(call_log: Any) -> dict[str, Any]:
-    """A replay plan from a call log alone (seed-shaped, or one this engine emitted).
+    """A replay plan from a call log alone (a bare one, or one this engine emitted; docs/replay.md).
 
     Without ``order`` the completions are delivered in slot order; key
-    matching (rule 2) is then what keeps parallel branches resumable.
+    matching (docs/replay.md rule 2) is then what keeps parallel branches resumable.
     """
     if not isinstance(call_log, (list, tuple)):
         raise InvalidCallLog(f"call_log must be a list, got {type(call_log).__name__}")

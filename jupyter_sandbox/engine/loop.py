@@ -1,7 +1,7 @@
 """The engine's thread: one asyncio loop that owns every realm.
 
 QuickJS contexts must stay on one thread, and a cell must be able to end
-while a run is paused (notes/jupyter.md), so all engine work runs on a daemon
+while a run is paused (the kernel must stay free to take the answer), so all engine work runs on a daemon
 thread with its own loop and a stack larger than any realm's stack limit.
 Callers submit coroutines and wait; Ctrl-C while waiting cancels the run.
 

@@ -6,7 +6,7 @@ plan once, starts the script, and gives the runner five moves: ``drain`` the
 job queue, ``deliver`` the next recorded completion, ``take`` the script's
 requests, ``settle`` a live one, and read the ``outcome``.
 
-Traps from ``notes/quickjs.md`` that shape this module:
+QuickJS traps that shape this module:
 
 * ``Context.eval`` names every source ``<input>``: the script is placed after
   ``LINE_OFFSET`` blank lines, so any stack frame past that line is the
@@ -56,7 +56,7 @@ MAX_STACK = 16 * 1024 * 1024  # the engine thread has 64 MiB (loop.py)
 
 @dataclass(frozen=True)
 class Limits:
-    """A run's bounds (seed 001's defaults). Each is configurable.
+    """A run's bounds (the README's Limits). Each is configurable.
 
     >>> Limits(fuel_seconds=5.0, journal_entries=20_000)
     """

@@ -1,6 +1,6 @@
 """The runner: one attempt of one run, from the script's start to where it stops.
 
-The loop (DESIGN.md "Replay"):
+The loop (docs/replay.md has the rules it keeps):
 
 1. drain the realm's job queue; read what the script asked for;
 2. serve recorded effects from the journal (inside the realm, in the order

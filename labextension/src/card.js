@@ -14,7 +14,7 @@
  *
  * The kernel of a renderer: the main-area widget (a notebook panel in Lab and
  * Notebook 7) whose node contains the renderer's, through its sessionContext.
- * Deviation from the lead's notes (INotebookTracker): this needs no
+ * Found this way rather than through INotebookTracker: this needs no
  * @jupyterlab/notebook dependency and finds the same panel.
  */
 import { Widget } from '@lumino/widgets';

@@ -343,7 +343,7 @@ function loadPlan(plan) {
   frontier = plan.frontier | 0;
 }
 
-// The FIFO per content key, by slot (rule 2), for the first effect not served at its own
+// The FIFO per content key, by slot (docs/replay.md rule 2), for the first effect not served at its own
 // slot. Built then, while no entry has been served from it: the same tables an eager
 // build would hold (entries served at their slot are skipped as used).
 // (It runs while the script does: only intrinsics captured above, typed arrays, own lengths.)
@@ -368,7 +368,7 @@ function indexByKey() {
 const DIVERGED = ObjectFreeze(table());
 
 // Reserve the next slot; return the index of the recorded entry that serves it,
-// or -1 when the effect must run live. Rule 2 of DESIGN.md "Replay".
+// or -1 when the effect must run live (docs/replay.md rules 2 and 4).
 function reserve(key, op, name, inputText) {
   const s = nextSlot++;
   const at = recorded[s];
@@ -605,7 +605,7 @@ function makeConsole() {
   return ObjectFreeze(out);
 }
 
-// ---- the ctx API (seed 001) ------------------------------------------------
+// ---- the ctx API -------------------------------------------------------------
 
 function describeInput(what, input) {
   try {
