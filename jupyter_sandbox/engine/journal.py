@@ -33,6 +33,10 @@ COMPLETION_KINDS = frozenset({"result", "fired", "event", "now", "random"})
 SYNC_KINDS = frozenset({"now", "random"})  # reads served at once, not delivered in order
 _CONTAINERS = (dict, list, tuple)  # what detach copies (a scalar is shared as it is)
 NOTE_KINDS = frozenset({"console", "log", "step", "plan"})
+# Counted under the caps but never refused by them: an attempt's opening entry (a resume at the cap replays
+# and fails where the script next asks for room) and the record of why an attempt failed.
+_ADMITTED = frozenset({"attempt", "error", "mismatch"})
+_COMPLETION_ROOM = 64  # bytes kept per open request: a completion without a large value (a fired timer, null)
 
 
 @dataclass(slots=True)
@@ -50,6 +54,7 @@ class Journal:
         self.slots: dict[int, _Slot] = {}
         self.approvals: dict[int, Entry] = {}  # slot -> the answer that approved its call
         self.notes = 0
+        self.open = 0  # requests without their completion: each has room kept for it under the caps
         for entry in entries or ():
             self.add(entry)
 
@@ -67,8 +72,12 @@ class Journal:
         if slot is None:
             slot = self.slots[entry.slot] = _Slot()
         if kind in REQUEST_KINDS:
+            if slot.request is None and slot.completion is None:
+                self.open += 1
             slot.request = entry
         elif kind in COMPLETION_KINDS:
+            if slot.request is not None and slot.completion is None:
+                self.open -= 1
             slot.completion = entry
             slot.interrupt = None
         elif kind == "interrupt":
@@ -327,24 +336,36 @@ class JournalWriter:
             )
         entry = Entry(kind, self.attempt, time.time(), slot, body, len(self.journal.entries))
         blob = encode(entry)
-        if len(self.journal.entries) + 1 > self.max_entries:
+        if kind not in _ADMITTED and not (slot is not None and kind in COMPLETION_KINDS and self._is_open(slot)):
+            self._check_room(len(blob), self.journal.open + (kind in REQUEST_KINDS))
+        self.size += len(blob)
+        self.journal.add(entry)
+        self.pending.append((entry, blob))
+        return entry
+
+    def _is_open(self, slot: int) -> bool:
+        return self.journal.open_request(slot) is not None
+
+    def _check_room(self, size: int, reserved: int) -> None:
+        """Refuse an entry unless it fits with room kept for the completions of ``reserved`` open requests.
+
+        A request's completion is never refused: the request took its room, so an action that started
+        always has its result journaled (a result larger than its room is admitted past the byte cap).
+        """
+        if len(self.journal.entries) + 1 + reserved > self.max_entries:
             raise LimitExceeded(
                 "journal-cap",
                 f"the journal reached {self.max_entries} entries; "
                 "use ctx.continueAsNew(state) to carry on in a fresh run",
                 value=self.max_entries,
             )
-        if self.size + len(blob) > self.max_bytes:
+        if self.size + size + reserved * _COMPLETION_ROOM > self.max_bytes:
             raise LimitExceeded(
                 "journal-cap",
                 f"the journal reached {self.max_bytes // 2**20} MiB; "
                 "use ctx.continueAsNew(state) to carry on in a fresh run",
                 value=self.max_bytes,
             )
-        self.size += len(blob)
-        self.journal.add(entry)
-        self.pending.append((entry, blob))
-        return entry
 
     def take(self) -> list[tuple[Entry, bytes]]:
         out, self.pending = self.pending, []
