@@ -25,6 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .source import caret, script_lines
+
 __all__ = [
     "ActionError",
     "CallLogMismatchError",
@@ -50,15 +52,14 @@ class SandboxError(Exception):
 
 
 def excerpt(source: str | None, line: int | None, column: int | None) -> str | None:
-    """The source line `line` (1-based) with a caret under `column` (1-based)."""
+    """The source line `line` (1-based, as QuickJS counts lines) with a caret under `column`."""
     if not source or not line:
         return None
-    lines = source.splitlines()
+    lines = script_lines(source)
     if not 1 <= line <= len(lines):
         return None
     text = lines[line - 1]
-    caret = " " * max((column or 1) - 1, 0) + "^"
-    return f"{line:>4} | {text}\n     | {caret}"
+    return f"{line:>4} | {text}\n     | {caret(text, column)}"
 
 
 class LintError(SandboxError):

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..source import caret, script_lines
+
 __all__ = ["CUT", "excerpt", "render", "shrink"]
 
 CUT = "…[cut"  # every marker starts with this
@@ -61,10 +63,11 @@ def _cut(text: str, budget: int) -> str:
 
 
 def excerpt(source: str | None, line: int | None, column: int | None = None, context: int = 2) -> str | None:
-    """Lines around ``line`` (1-based), numbered, the line itself marked with ``>`` and a caret under ``column``."""
+    """Lines around ``line`` (1-based, as QuickJS counts lines), numbered, the line itself marked with ``>``
+    and a caret under ``column``."""
     if not source or not line:
         return None
-    lines = source.splitlines()
+    lines = script_lines(source)
     if not 1 <= line <= len(lines):
         return None
     out = []
@@ -72,7 +75,7 @@ def excerpt(source: str | None, line: int | None, column: int | None = None, con
         text = lines[n - 1] if len(lines[n - 1]) <= 200 else lines[n - 1][:200] + f"{CUT}]"
         out.append(f"{'>' if n == line else ' '} {n:>4} | {text}")
         if n == line and column:
-            out.append(f"       | {' ' * (column - 1)}^")
+            out.append(f"       | {caret(lines[n - 1], column)}")
     return "\n".join(out)
 
 

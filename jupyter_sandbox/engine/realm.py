@@ -32,6 +32,8 @@ from typing import Any, cast
 import quickjs
 
 from ..errors import LimitExceeded, SandboxError, ScriptError
+from ..source import script_lines
+from .returns import top_level_returns
 
 __all__ = ["Limits", "Realm", "LINE_OFFSET"]
 
@@ -163,8 +165,9 @@ class Realm:
         line = column = None
         if match and int(match.group(1)) > LINE_OFFSET:
             line, column = int(match.group(1)) - LINE_OFFSET, int(match.group(2))
-        if line is not None and line > self.source.count("\n") + 1:
-            line = self.source.count("\n") + 1  # "unexpected end of input" points past the wrapper
+        last = len(script_lines(self.source))
+        if line is not None and line > last:
+            line = last  # "unexpected end of input" points past the wrapper
         return ScriptError(name.strip() or "SyntaxError", first, line=line, column=column, stack="", source=self.source)
 
     # -- the moves the runner makes -------------------------------------------
@@ -310,6 +313,10 @@ class Realm:
                 f"{self.limits.memory_bytes // 2**20} MiB) so badly that no error could be made"
             )
         stack, line, column = rewrite_stack(error.get("stack", ""))
+        if line is None and error.get("returned") is True:  # the value returned could not cross
+            returns = top_level_returns(self.source)
+            if len(returns) == 1:
+                line, column = returns[0]
         if name == "RangeError" and "call stack" in message:
             return self._stack_exceeded(line, f" ({message})", run_id)
         if name == "InternalError" and "out of memory" in message:

@@ -941,8 +941,9 @@ G.__jsbx_host = {
     promiseThen(fn(), (value) => {
       try {
         finish(`{"ok":true,"value":${toJSONText(value, "the script's return value")}}`);
-      } catch (e) {
-        finish(`{"ok":false,"error":${describeError(e)}}`);
+      } catch (e) { // marked: the host names the line of the script's `return` (engine/returns.py)
+        const error = describeError(e);
+        finish(`{"ok":false,"error":${strSlice(error, 0, -1)},"returned":true}}`);
       }
     }, (e) => {
       finish(`{"ok":false,"error":${describeError(e)}}`);
