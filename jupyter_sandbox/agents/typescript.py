@@ -33,6 +33,7 @@ TAKEN = {
     "CallOptions",
     "ActionName",
     "ActionInput",
+    "ActionMap",
     "LogLevel",
     "PlanItem",
     "Settled",
@@ -373,13 +374,29 @@ def _members(specs: list[Any], aliases: dict[str, str], depth: int = 0, indent: 
 def declarations(specs: Iterable[Any], *, preamble: bool = True) -> str:
     """The declarations of a script's world for these catalog entries (``agents.catalog.ActionSpec``)."""
     aliases: dict[str, str] = {}
-    methods = _members(list(specs), aliases)
+    specs = list(specs)
+    names = [spec.name for spec in specs]
+    methods = _members(specs, aliases)
     methods = _merge_aliases(aliases, methods)
-    parts = [PREAMBLE if preamble else "", "declare const actions: {\n", methods, "};\n"]
+    parts = [PREAMBLE if preamble else "", "declare const actions: {\n", methods, "};\n", _action_map(names)]
     if aliases:
         parts.append("\n" + "".join(f"type {name} = {body};\n" for name, body in aliases.items()))
     parts.append("\n" + resources.files(__package__).joinpath("world.d.ts").read_text(encoding="utf-8"))
     return "".join(parts)
+
+
+def _action_map(names: list[str]) -> str:
+    """``ActionMap``: every action by its full name (``"files.read_file"``), the type of the very method the
+    script reaches through ``actions``, so ``ctx.call(name, ...)`` is typed as ``actions.files.read_file``."""
+    lines = [
+        f"  {json.dumps(name)}: (typeof actions)" + "".join(f"[{json.dumps(part)}]" for part in name.split(".")) + ";\n"
+        for name in names
+    ]
+    return (
+        "\n/** Every action by its full name, as `ctx.call` takes it. */\ntype ActionMap = {\n"
+        + "".join(lines)
+        + "};\n"
+    )
 
 
 def _merge_aliases(aliases: dict[str, str], text: str) -> str:

@@ -17,8 +17,8 @@ declare class ActionError extends Error {
   readonly issues?: { path: string; message: string }[];
 }
 
-type ActionName = keyof typeof actions;
-type ActionInput<K extends ActionName> = Parameters<(typeof actions)[K]>[0];
+type ActionName = keyof ActionMap;
+type ActionInput<K extends ActionName> = Parameters<ActionMap[K]>[0];
 type LogLevel = "debug" | "info" | "warn" | "error" | "log";
 type PlanItem = string | { title: string; done?: boolean };
 type Settled<T> = { status: "fulfilled"; value: T } | { status: "rejected"; reason: any };
@@ -29,7 +29,7 @@ declare const ctx: {
   /** This run's id. */
   readonly runId: string;
   /** Call an action by name: the same as `actions[name](input, options)`. */
-  call<K extends ActionName>(name: K, input?: ActionInput<K>, options?: CallOptions): ReturnType<(typeof actions)[K]>;
+  call<K extends ActionName>(name: K, ...args: Parameters<ActionMap[K]>): ReturnType<ActionMap[K]>;
   /** Run another script as a child run; resolves to its output, throws ActionError when it fails. */
   delegate(spec: { script: string; input?: unknown; name?: string }): Promise<any>;
   /** Run a registered Python agent as a child run; resolves to its output. */
@@ -46,8 +46,11 @@ declare const ctx: {
   sleep(ms: number): Promise<null>;
   minutes(n: number): Promise<null>;
   hours(n: number): Promise<null>;
-  /** Park until an event matching `match` arrives (a signal); null after `timeout` ms. */
-  waitForEvent<T = any>(match?: Record<string, unknown>, options?: { timeout?: number | null }): Promise<T | null>;
+  /**
+   * Park until a matching event arrives (a signal); null after `timeout` ms. An object matches an event
+   * with every one of its fields; any other value (`"go"`, `42`) an event equal to it; none, null or `{}` any event.
+   */
+  waitForEvent<T = any>(match?: unknown, options?: { timeout?: number | null }): Promise<T | null>;
   /** End this run and start its successor with `state` as input. Never resolves. */
   continueAsNew(state?: unknown): Promise<never>;
   /** The clock (epoch ms), read as a journaled effect. */
