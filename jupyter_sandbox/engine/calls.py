@@ -48,6 +48,7 @@ class Calls:
         self.runner = runner
         self.inflight: dict[int, asyncio.Future[Outcome]] = {}
         self.starting: list[tuple[int, Any]] = []  # calls made since the last turn, not started yet
+        self.on_loop: set[int] = set()  # slots whose work runs on the engine's loop (an async def action)
         self.done: collections.deque[tuple[int, asyncio.Future[Outcome]]] = collections.deque()
         self.wakeup: asyncio.Future[None] | None = None
         self.alone = False  # awaiting a lone call: nothing else can happen until it returns
@@ -61,8 +62,11 @@ class Calls:
             work.close()
         self.starting = []
 
-    def dispatch(self, slot: int, work: Any) -> None:
+    def dispatch(self, slot: int, work: Any, *, on_loop: bool = False) -> None:
+        """Queue a call's work; ``on_loop``: it runs on the engine's loop, which must stay free for it."""
         self.starting.append((slot, work))
+        if on_loop:
+            self.on_loop.add(slot)
 
     async def start(self) -> None:
         """Start the calls the script just made.
@@ -88,13 +92,17 @@ class Calls:
                     work.close()
                     raise
             self.alone = True
-            if self.runner.here is not None:  # waiting on its lone call (a child run's, say), it cannot be stalled
-                self.runner.here.moving -= 1
+            # Waiting on its lone call (a child run's, say), it cannot be stalled by an action in place; unless
+            # that call runs on the loop itself (an async def action), which an action in place would block.
+            idle = self.runner.here if slot not in self.on_loop else None
+            if idle is not None:
+                idle.moving -= 1
             try:
                 outcome = await work
             finally:
-                if self.runner.here is not None:
-                    self.runner.here.moving += 1
+                if idle is not None:
+                    idle.moving += 1
+                self.on_loop.discard(slot)
                 self.alone = False
                 if timer is not None:
                     timer.cancel()
@@ -106,6 +114,7 @@ class Calls:
             return
         self.runner._flush()  # each entry commits as it happens: a call in flight is in the journal
         starting, self.starting = self.starting, []  # (after the flush: if it fails, abandon closes them)
+        self.on_loop.clear()  # (tasks: the run keeps moving while they run)
         for slot, work in starting:
             task = asyncio.ensure_future(work)
             self.inflight[slot] = task

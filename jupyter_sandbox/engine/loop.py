@@ -20,6 +20,8 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+from .pool import lend_this_thread
+
 __all__ = ["EngineLoop", "engine_loop", "here", "run_inline"]
 
 T = TypeVar("T")
@@ -91,6 +93,11 @@ class EngineLoop:
                 "a Sandbox method was called from inside an async action; "
                 "await the sandbox's async method (e.g. `await sb.aeval(...)`) instead"
             )
+        try:
+            give_back = lend_this_thread()  # an action's thread waiting on its script: its pool lends a thread
+        except RuntimeError:
+            work.close()
+            raise
         finished = threading.Event()
 
         async def tracked() -> T:
@@ -106,6 +113,8 @@ class EngineLoop:
             future.cancel()
             finished.wait(2.0)  # let the run record that it was cancelled before the cell moves on
             raise
+        finally:
+            give_back()
 
 
 def here() -> EngineLoop | None:

@@ -168,6 +168,7 @@ class Requests:
                 gate=gate,
                 inline=self.runner.calls.inline,
             ),
+            on_loop=action.is_async,
         )
 
     def _child(self, op: str, item: dict[str, Any]) -> None:

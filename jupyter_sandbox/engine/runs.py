@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor
 from typing import Any
 
 from ..actions import Action, Resume, json_copy
@@ -32,6 +32,7 @@ from .attempt import Attempt, AttemptResult, Observer
 from .clock import Clock
 from .journal import CallLog, Journal, plan_from_call_log
 from .lint import lint
+from .pool import ActionPool
 from .realm import Limits
 from .requests import FrontierReached
 from .runner import Runner
@@ -57,14 +58,14 @@ class Engine:
         self.scratch = scratch  # a throwaway store for a determinism check (the facade picks the backend)
         self.actions: dict[str, Action] = {}
         self.agents: dict[str, Action] = {}
-        self.executor: Executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="jsbx-action")
+        self.executor: Executor = ActionPool()
         self.on_progress = on_progress
 
     new_run_id = staticmethod(new_run_id)
 
     def replace_executor(self) -> None:
         """A fresh pool for plain actions; the old one keeps its (stuck) threads until they return."""
-        old, self.executor = self.executor, ThreadPoolExecutor(max_workers=32, thread_name_prefix="jsbx-action")
+        old, self.executor = self.executor, ActionPool()
         old.shutdown(wait=False)
 
     async def run_child(
