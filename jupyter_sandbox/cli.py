@@ -2,6 +2,7 @@
 serve a sandbox over MCP, in ``jupyter_sandbox/mcp.py``).
 
     jupyter-sandbox worker --store postgresql://host/db --actions mypkg.actions:ACTIONS
+    jupyter-sandbox migrate --store postgresql://owner@host/db
 
 ``--actions MODULE:OBJECT`` names the actions the runs may call: a mapping of
 name to function, a list of functions, or a function that registers them on
@@ -9,6 +10,10 @@ the ``Sandbox`` it is given. Run one worker per machine, or several: each due
 run is reserved by one of them (``Store.due_runs``) and its claim is a
 compare-and-set, so every timer fires once; a worker that dies loses its
 leases and its runs move to another worker when they expire.
+
+``migrate`` brings a store's tables up to this version, run once per upgrade by
+the store's owner (opening a current store runs no DDL, so other roles need
+only SELECT, INSERT, UPDATE and DELETE on its tables).
 """
 
 from __future__ import annotations
@@ -78,6 +83,30 @@ def work(sb: Sandbox, *, interval: float, once: bool, stop: threading.Event, rep
     return completed
 
 
+def migrate_store(spec: str) -> int:
+    """``jupyter-sandbox migrate``: open the store (which migrates it when its opener may) and say what changed."""
+    from .stores import open_store
+    from .stores.migrations import STEPS
+
+    try:
+        store = open_store(spec)
+        try:
+            before, after = store.migrate()
+            opened = getattr(store, "migrated_from", None)  # opening it may have done the work
+            before = before if opened is None else opened
+        finally:
+            store.close()
+    except SandboxError as exc:
+        print(f"jupyter-sandbox migrate: {exc}", file=sys.stderr)
+        return 2
+    if before == after:
+        print(f"{store.path}: schema {after}, up to date")
+        return 0
+    changes = "; ".join(step.change for step in STEPS if before < step.version <= after)
+    print(f"{store.path}: schema {before or 'none'} -> {after}" + (f" ({changes})" if before else " (created)"))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args_given = sys.argv[1:] if argv is None else argv
     if args_given[:1] == ["mcp"]:
@@ -96,7 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     worker.add_argument("--interval", type=float, default=1.0, help="seconds between looks when nothing is due")
     worker.add_argument("--once", action="store_true", help="wake what is due, then exit")
     worker.add_argument("-q", "--quiet", action="store_true", help="print only the final count")
+    migrate = commands.add_parser("migrate", help="bring a store's tables up to this version (as the store's owner)")
+    migrate.add_argument("--store", required=True, help="the store: a postgresql:// URL, or an SQLite file")
     args = parser.parse_args(argv)
+    if args.command == "migrate":
+        return migrate_store(args.store)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         sb = Sandbox(args.store)

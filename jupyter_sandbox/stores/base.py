@@ -16,11 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .migrations import SCHEMA_VERSION
 from .rows import Entry
 
 __all__ = ["OWNER", "SCHEMA_VERSION", "RunRow", "Store", "new_run_id", "source_hash"]
 
-SCHEMA_VERSION = 2  # 2: runs.lease_until (leases with an expiry)
 
 # Who holds a run's lease: host, pid, and a token that tells this process
 # apart from an earlier one that had the same pid.
@@ -109,6 +109,17 @@ class Store(Protocol):
 
     def close(self) -> None:
         """Release the connection; the store is unusable afterwards."""
+
+    def migrate(self) -> tuple[int, int]:
+        """Bring the store's tables up to this version (migrations.py); returns (version before, after).
+
+        Opening a current store runs no DDL; this is the explicit step an owner runs once per upgrade
+        (``jupyter-sandbox migrate --store URL``). A no-op on a current store.
+
+        >>> from jupyter_sandbox.stores import open_store
+        >>> open_store(":memory:").migrate()
+        (2, 2)
+        """
 
     # -- runs ----------------------------------------------------------------------
 

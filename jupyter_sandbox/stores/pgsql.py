@@ -12,9 +12,9 @@ import psycopg
 
 from ..errors import StoreError
 
-__all__ = ["CHANNEL", "MIGRATIONS", "NOTIFY", "SCHEMA", "Changes", "reason"]
+__all__ = ["CHANNEL", "NOTIFY", "SCHEMA", "Changes", "reason"]
 
-SCHEMA = [
+SCHEMA = [  # the tables at migrations.BASE_VERSION; every later change is a migrations.Step
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS runs (
         id TEXT PRIMARY KEY, name TEXT, kind TEXT NOT NULL, status TEXT NOT NULL, source TEXT, source_hash TEXT,
@@ -47,7 +47,6 @@ NOTIFY = [
     "CREATE TRIGGER signals_notify AFTER INSERT OR UPDATE ON signals FOR EACH ROW "
     "EXECUTE FUNCTION jupyter_sandbox_notify('run_id')",
 ]
-MIGRATIONS: dict[int, list[str]] = {}  # from version -> statements to the next (the first Postgres schema is 2)
 
 
 class Changes:

@@ -4,7 +4,9 @@ psycopg 3 with a connection pool; connections autocommit, so a one-statement
 write is one round trip, and every multi-statement write is one explicit
 transaction. Leases and fencing follow common.py; lease times are the
 server's clock (``clock_timestamp()``), so machines with skewed clocks agree.
-Schema migrations run under ``pg_advisory_xact_lock``, one per schema.
+Opening a current store runs no DDL; migrations (migrations.py) run under
+``pg_advisory_xact_lock``, one per schema, and every session waits at most its
+``timeout`` for a lock (``lock_timeout``).
 Every change to a run or a signal sends ``NOTIFY jupyter_sandbox`` from a
 trigger, so in the same transaction (a rolled-back change announces nothing);
 ``listen()`` hears them. psycopg errors become ``StoreError`` at this module's edge.
@@ -26,11 +28,12 @@ except ImportError as exc:  # an optional extra
     ) from exc
 
 from ..errors import StoreError
-from .base import OWNER, SCHEMA_VERSION
+from . import migrations
+from .base import OWNER
 from .common import Heartbeat, lease_seconds
-from .pgsql import MIGRATIONS, NOTIFY, SCHEMA, Changes, reason
+from .pgsql import NOTIFY, SCHEMA, Changes, reason
 from .rows import Entry
-from .sql import RESERVE_DUE, Dialect, SQLStore, due_order, render, scalar, schema_version
+from .sql import RESERVE_DUE, Dialect, SQLStore, due_order, render, scalar
 
 __all__ = ["PostgresStore"]
 
@@ -49,6 +52,7 @@ _PG = Dialect(
     skip_locked=" FOR UPDATE SKIP LOCKED",
     duplicate=psycopg.errors.UniqueViolation,
 )
+_HAS_TRIGGER = "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'runs_notify' AND tgrelid = 'runs'::regclass)"
 _PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
 
 
@@ -67,11 +71,15 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
         self.lease_seconds = lease_seconds(lease)
         self._heartbeat = Heartbeat(self._renew, self.lease_seconds)
         self._url = url
+        self._timeout = timeout
         try:  # one direct connection first: its error says why (a pool only says it timed out)
             with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
-                with conn.transaction():
-                    self._migrate(conn)
+                self._configure(conn)
                 self.schema = str(scalar(conn, "SELECT current_schema()"))
+                version = self._version(conn)
+                self.migrated_from: int | None = None  # the version opening found, when it migrated
+                if version != migrations.latest():  # a current store is opened with no DDL and no lock
+                    self.migrated_from = self._migrate(conn, version)[0]
         except psycopg.Error as exc:
             raise StoreError(f"{self.path} is not a usable run store: {reason(exc)}", path=self.path) from exc
         self._pool = ConnectionPool(
@@ -79,35 +87,47 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
             min_size=1,
             max_size=pool_size,
             kwargs={"autocommit": True},
+            configure=self._configure,
             open=False,
             name="jupyter-sandbox",
             timeout=timeout,
         )
-        self._timeout = timeout
         try:
             self._pool.open(wait=True, timeout=15)
         except PoolTimeout as exc:
             self._pool.close()
             raise StoreError(f"cannot connect to the run store {self.path}", path=self.path) from exc
 
-    def _migrate(self, conn: psycopg.Connection[Any]) -> None:
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext('jupyter_sandbox:' || current_schema()))")
-        fresh = scalar(conn, "SELECT to_regclass('meta') IS NULL")
-        row = None if fresh else conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        for step in range(schema_version(self.path, row), SCHEMA_VERSION):
-            for statement in MIGRATIONS[step]:
-                conn.execute(statement)
-        for statement in SCHEMA:
-            conn.execute(statement)
-        if not scalar(
-            conn, "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'runs_notify' AND tgrelid = 'runs'::regclass)"
-        ):  # only once: a trigger change locks the table
-            for statement in NOTIFY:
-                conn.execute(statement)
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        """Every session waits at most ``timeout`` for a lock another process holds, and ends a transaction
+        left idle for a minute (a frozen process's): nothing one process holds blocks the others for ever."""
         conn.execute(
-            "INSERT INTO meta VALUES ('schema_version', %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-            (str(SCHEMA_VERSION),),
+            "SELECT set_config('lock_timeout', %s, false), "
+            "set_config('idle_in_transaction_session_timeout', %s, false)",
+            (f"{max(1, int(self._timeout * 1000))}ms", "60s"),
         )
+
+    def _migrate(self, conn: psycopg.Connection[Any], version: int) -> tuple[int, int]:
+        """Bring the schema up to date under an advisory lock, or say who can (a role without CREATE)."""
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext('jupyter_sandbox:' || current_schema()))")
+                fresh = bool(scalar(conn, "SELECT to_regclass('meta') IS NULL"))  # again, now under the lock
+                done = self._bring_up_to_date(conn, fresh, SCHEMA)
+                if not scalar(conn, _HAS_TRIGGER):  # only once: a trigger change locks the table
+                    for statement in NOTIFY:
+                        conn.execute(statement)
+                return done
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise migrations.out_of_date(self.path, version, reason(exc)) from exc
+
+    def migrate(self) -> tuple[int, int]:
+        """Bring the store up to this version (``Store.migrate``), as the schema's owner."""
+        with self._conn() as conn:
+            return self._migrate(conn, self._version(conn))
+
+    def _version(self, conn: psycopg.Connection[Any]) -> int:
+        return self._stored_version(conn, bool(scalar(conn, "SELECT to_regclass('meta') IS NULL")))
 
     def close(self) -> None:
         self._heartbeat.stop()

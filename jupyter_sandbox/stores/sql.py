@@ -21,11 +21,12 @@ from typing import Any, Generic, Protocol, TypeVar
 import cbor2
 
 from ..errors import RunBusyError, RunNotFound, RunStateError, StoreError
-from .base import OWNER, SCHEMA_VERSION, RunRow
+from . import migrations
+from .base import OWNER, RunRow
 from .common import ACTIVE, BLOBS, COLUMNS, Heartbeat, lease_held, lease_lost, run_from_values
 from .rows import Entry, decode_journal, decode_value
 
-__all__ = ["DUE", "RESERVE_DUE", "Dialect", "SQLStore", "due_order", "render", "scalar", "schema_version"]
+__all__ = ["DUE", "RESERVE_DUE", "Dialect", "SQLStore", "due_order", "render", "scalar"]
 
 
 @dataclass(frozen=True, eq=False)  # one per backend: hashed by identity, cheaply (render's cache key)
@@ -107,21 +108,6 @@ def scalar(conn: Connection, sql: str, args: Any = ()) -> Any:
     return rows[0][0]
 
 
-def schema_version(path: str, row: tuple[Any, ...] | None) -> int:
-    """The version a store's ``meta`` row says it was written at (None: a new store, this version)."""
-    if row is None:
-        return SCHEMA_VERSION
-    if not str(row[0]).isdigit():
-        raise StoreError(f"{path} has a damaged schema version {row[0]!r}", path=path)
-    if int(row[0]) > SCHEMA_VERSION:
-        raise StoreError(
-            f"{path} was written by a newer jupyter_sandbox (schema {row[0]}, "
-            f"this version reads {SCHEMA_VERSION}); upgrade jupyter_sandbox",
-            path=path,
-        )
-    return int(row[0])
-
-
 def run_from_row(row: tuple[Any, ...]) -> RunRow:
     """A run from ``_SELECT_RUN``'s row: its columns, then the store's clock."""
     return run_from_values(dict(zip(COLUMNS, row[:-1], strict=True)), row[-1])
@@ -157,6 +143,36 @@ class SQLStore(Generic[C]):
 
     def _sql(self, template: str) -> str:
         return render(template, self.dialect)
+
+    # -- the schema (migrations.py) -----------------------------------------------
+
+    def _stored_version(self, conn: C, fresh: bool) -> int:
+        """The version the store is at: 0 for a store with no tables yet."""
+        if fresh:
+            return 0
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return migrations.stored_version(self.path, row)
+
+    def _bring_up_to_date(self, conn: C, fresh: bool, base: list[str]) -> tuple[int, int]:
+        """Inside the backend's migration lock: run the steps the store lacks; (version before, after).
+
+        ``base`` is the backend's tables at ``BASE_VERSION`` (``IF NOT EXISTS``), created for a fresh
+        store and for one from before the base.
+        """
+        before = self._stored_version(conn, fresh)
+        if before == migrations.latest():
+            return before, before
+        backend: migrations.Backend = "sqlite" if self.dialect.paramstyle == "qmark" else "postgres"
+        if before == 0:
+            todo = [*base, *migrations.statements(backend, migrations.BASE_VERSION)]
+        else:
+            todo = migrations.statements(backend, before)
+            todo += base if before < migrations.BASE_VERSION else []
+        for statement in todo:
+            conn.execute(statement)
+        upsert = "INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+        conn.execute(self._sql(upsert), (str(migrations.latest()),))
+        return before, migrations.latest()
 
     # -- runs --------------------------------------------------------------------
 

@@ -21,13 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
-from .base import OWNER, SCHEMA_VERSION
+from . import migrations
+from .base import OWNER
 from .common import Heartbeat, lease_seconds
 from .rows import Entry
-from .sql import DUE, RESERVE_DUE, Dialect, SQLStore, due_order, render, schema_version
+from .sql import DUE, RESERVE_DUE, Dialect, SQLStore, due_order, render
 
 __all__ = ["SQLiteStore"]
 
+# The tables at migrations.BASE_VERSION; every later change is a migrations.Step.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -97,7 +99,10 @@ def _append_sql(rows: int) -> str:
     return f"INSERT INTO run_journal (run_id, seq, kind, body) SELECT * FROM (VALUES {values}) WHERE {_FENCE}"
 
 
-_MIGRATIONS = {1: ["ALTER TABLE runs ADD COLUMN lease_until REAL"]}  # from version -> statements to the next
+def _fresh(db: sqlite3.Connection) -> bool:
+    """Whether the file has no store's tables yet."""
+    return db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone() is None
+
 
 # The store's clock is Python's, bound as :now; BEGIN IMMEDIATE holds the whole file, so no row locks.
 _SQLITE = Dialect("qmark", now=":now", for_update="", skip_locked="", duplicate=sqlite3.IntegrityError)
@@ -131,22 +136,20 @@ class SQLiteStore(SQLStore[sqlite3.Connection]):
             # NORMAL in WAL survives a killed process (not a power cut) at ~20 µs a commit;
             # FULL adds an fsync per commit. See README "Durability".
             self._db.execute("PRAGMA synchronous = NORMAL")
-            with self._tx():
-                self._migrate()
+            self.migrated_from: int | None = None  # the version opening found, when it migrated
+            if self._version() != migrations.latest():  # a current store is opened without the write lock
+                # A file's opener may write it: an older or a new file is brought up to date.
+                self.migrated_from = self.migrate()[0]
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             raise StoreError(f"{self.path} is not a usable run store: {exc}", path=self.path) from exc
 
-    def _migrate(self) -> None:
-        """Create the tables, or bring an older store's up to this version (one transaction; the write lock)."""
-        fresh = self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone() is None
-        row = None if fresh else self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        for step in range(schema_version(self.path, row), SCHEMA_VERSION):
-            for statement in _MIGRATIONS[step]:
-                self._db.execute(statement)
-        for statement in _SCHEMA.split(";"):  # executescript would COMMIT our transaction
-            if statement.strip():
-                self._db.execute(statement)
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    def _version(self) -> int:
+        return self._stored_version(self._db, _fresh(self._db))
+
+    def migrate(self) -> tuple[int, int]:
+        """Create the tables, or bring an older store's up to this version (one transaction, the write lock)."""
+        with self._tx() as db:
+            return self._bring_up_to_date(db, _fresh(db), [s for s in _SCHEMA.split(";") if s.strip()])
 
     def close(self) -> None:
         self._heartbeat.stop()
