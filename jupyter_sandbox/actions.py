@@ -91,6 +91,7 @@ class Action:
     description: str | None = None
     spec: Any = None
     about: dict[str, Any] | None = None  # shown beside an approval (an MCP tool's server and annotations)
+    revert: Callable[[Any, Any], Any] | None = None  # the compensation of a completed call: revert(input, result)
 
     def __post_init__(self) -> None:
         params = inspect.signature(self.fn).parameters.values()

@@ -11,7 +11,10 @@ IDE, another agent framework), the tools:
   ``{interrupt_id: answer}`` for several) and go on;
 * ``get_run {run_id}``: how a run stands now, e.g. after a human approved it from a notebook's card;
 * ``list_runs {status?, limit?}``: the newest runs;
-* ``describe_actions {query?}``: the declarations of the actions matching some words (for large catalogs).
+* ``describe_actions {query?}``: the declarations of the actions matching some words (for large catalogs);
+* ``rollback_run {run_id, reason?}``, only when the server is started with ``--allow-rollback``: undo what a
+  run did (``Sandbox.rollback``: the reverts of its completed calls, newest first); off by default, since
+  a model that may roll back may undo what a human approved.
 
 Runs live in the store given, the same a notebook opens (``Sandbox(store=...)``): a human approves a paused
 run from the notebook's card, and ``get_run`` then reports its outcome. Each tool's result has the text for
@@ -66,9 +69,16 @@ def run_script_description(sb: Sandbox, tool: Any, limit: int = DESCRIBE_LIMIT) 
 
 
 def build_server(
-    sb: Sandbox, name: str = "jupyter-sandbox", *, describe_limit: int = DESCRIBE_LIMIT, **tool_options: Any
+    sb: Sandbox,
+    name: str = "jupyter-sandbox",
+    *,
+    describe_limit: int = DESCRIBE_LIMIT,
+    allow_rollback: bool = False,
+    **tool_options: Any,
 ) -> MCPServer:
-    """An ``mcp`` ``MCPServer`` whose tools drive ``sb`` (run it with ``.run()`` for stdio)."""
+    """An ``mcp`` ``MCPServer`` whose tools drive ``sb`` (run it with ``.run()`` for stdio).
+
+    ``allow_rollback`` adds the ``rollback_run`` tool."""
     tool = sb.tool("run_script", **tool_options)
     server = MCPServer(
         name,
@@ -124,6 +134,29 @@ def build_server(
     def describe_actions(query: str = "") -> CallToolResult:
         return CallToolResult(content=[TextContent(type="text", text=sb.declarations(tool.actions, query=query))])
 
+    if allow_rollback:
+
+        @server.tool(
+            name="rollback_run",
+            description="Undo what a run did: run the reverts of its completed calls, newest first; the run "
+            "ends rolled_back. Lists the calls reverted, those with no revert, and reverts that failed.",
+            annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True),
+        )
+        def rollback_run(run_id: str, reason: str | None = None) -> CallToolResult:
+            try:
+                done = sb.rollback(run_id, reason=reason)
+            except SandboxError as exc:
+                return _report(tool._result("failed", None, error={"name": type(exc).__name__, "message": str(exc)}))
+            data = {"status": done.status, "run_id": run_id, "reverted": done.reverted}
+            data.update(not_reverted=done.not_reverted, failed=done.failed)
+            text = (
+                f"run {run_id} is rolled back: {len(done.reverted)} call(s) reverted, "
+                f"{len(done.not_reverted)} without a revert, {len(done.failed)} revert(s) failed"
+            )
+            return CallToolResult(
+                content=[TextContent(type="text", text=text)], structured_content=data, is_error=not done.ok
+            )
+
     return server
 
 
@@ -155,6 +188,11 @@ def main(argv: list[str] | None = None) -> int:
         help="with more actions than N, run_script's description lists their names only and "
         "describe_actions gives their declarations (default %(default)s)",
     )
+    parser.add_argument(
+        "--allow-rollback",
+        action="store_true",
+        help="serve rollback_run, which lets the model undo what a run did (off by default)",
+    )
     args = parser.parse_args(argv)
     try:
         sb = Sandbox(args.store)
@@ -165,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         load_actions(sb, spec)
     try:
         # stdio: stdout is the protocol's, so nothing else prints there
-        build_server(sb, args.name, describe_limit=args.describe_limit).run()
+        build_server(sb, args.name, describe_limit=args.describe_limit, allow_rollback=args.allow_rollback).run()
     finally:
         sb.close()
     return 0

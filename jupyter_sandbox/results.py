@@ -7,7 +7,7 @@ from typing import Any
 
 from .errors import CallLogMismatchError
 
-__all__ = ["RunResult", "RunInfo", "CheckReport"]
+__all__ = ["RunResult", "RunInfo", "CheckReport", "RollbackResult"]
 
 
 @dataclass
@@ -83,3 +83,43 @@ class CheckReport:
         if self.mismatch is not None:
             return f"run {self.run_id} diverged at position {self.mismatch.position}: {self.mismatch}"
         return f"run {self.run_id} did not replay: {self.error}"
+
+
+@dataclass
+class RollbackResult:
+    """What ``Sandbox.rollback`` did: the run's completed calls, newest first, each in one of three lists.
+
+    ``reverted``: ``{run_id, slot, name, input, value}`` for each call whose revert ran (``value`` is what
+    the revert returned); ``failed``: the same with ``error`` for each revert that raised (recorded, not
+    retried); ``not_reverted``: ``{run_id, slot, name, reason}`` for each call that has no revert.
+    ``run_id`` is the run asked for; child runs and a ``continueAsNew`` chain's runs are listed by their own.
+
+    >>> from jupyter_sandbox import Sandbox
+    >>> sb = Sandbox()
+    >>> @sb.action(revert=lambda name, result: print("deleting", name))
+    ... def create(name):
+    ...     return name
+    >>> run = sb.eval("await actions.create('a'); await actions.create('b')")
+    >>> sb.rollback(run.run_id).reverted[0]["input"]
+    deleting b
+    deleting a
+    'b'
+    """
+
+    run_id: str
+    reverted: list[dict[str, Any]] = field(default_factory=list)
+    not_reverted: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[dict[str, Any]] = field(default_factory=list)
+    reason: str | None = None
+    status: str = "rolled_back"
+
+    @property
+    def ok(self) -> bool:
+        """Whether every revert that ran succeeded."""
+        return not self.failed
+
+    def extend(self, other: RollbackResult) -> None:
+        self.reverted += other.reverted
+        self.not_reverted += other.not_reverted
+        self.failed += other.failed
+        self.reason = self.reason or other.reason

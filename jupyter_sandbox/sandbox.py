@@ -23,7 +23,7 @@ from .engine.loop import engine_loop
 from .engine.realm import Limits
 from .engine.runs import Engine
 from .errors import RunNotFound, RunStateError
-from .results import CheckReport, RunInfo, RunResult
+from .results import CheckReport, RollbackResult, RunInfo, RunResult
 from .stores import Store, open_store, portable
 from .stores.sqlite import SQLiteStore
 
@@ -66,6 +66,7 @@ class Sandbox:
         timeout: float | None = None,
         input_schema: Any = None,
         output_schema: Any = None,
+        revert: Callable[[Any, Any], Any] | None = None,
     ) -> Any:
         """Register a Python callable as an action (a decorator, bare or with options).
 
@@ -79,7 +80,10 @@ class Sandbox:
         (``files.read_file``), none a member of JavaScript's ``Object.prototype`` (``__proto__``,
         ``constructor``, ``toString``, ...) and not the namespace of another action: else ``ValueError``
         (``actions.check_name``). The action gets its own copy of each input and answer.
+        ``revert(input, result)`` undoes a completed call: ``rollback(run_id)`` runs it (README "Code mode").
         """
+        if revert is not None and not callable(revert):
+            raise TypeError(f"revert= must be a callable revert(input, result), got {type(revert).__name__}")
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             if not callable(fn):
@@ -90,7 +94,9 @@ class Sandbox:
                 from .agents.catalog import spec_for  # pydantic is loaded only for typed actions
 
                 spec = spec_for(fn, action_name, input_schema=input_schema, output_schema=output_schema)
-            self._engine.actions[action_name] = Action(action_name, fn, approval=approval, timeout=timeout, spec=spec)
+            self._engine.actions[action_name] = Action(
+                action_name, fn, approval=approval, timeout=timeout, spec=spec, revert=revert
+            )
             return fn
 
         return register(fn) if fn is not None else register
@@ -116,17 +122,19 @@ class Sandbox:
         cwd: str | None = None,
         approval: bool | dict[str, bool] | None = None,
         timeout: float = 60.0,
+        revert: dict[str, Callable[[Any, Any], Any]] | None = None,
     ) -> list[str]:
         """Start a stdio MCP server and register each of its tools as the action ``NAME.TOOL``; return their names.
 
         ``approval``: None follows each tool's annotations (not read-only and destructive, the spec's defaults,
         needs approval), a bool decides for every tool, a dict by tool name. ``timeout``: seconds a call may
         take before the server counts as hung (it is stopped; the next call starts it again). See
-        ``agents/mcp_client.py``.
+        ``agents/mcp_client.py``. ``revert``: tool name -> ``fn(input, result)``, its calls' compensation
+        (``rollback``).
         """
         from .agents.mcp_client import connect
 
-        return connect(self, name, command, env=env, cwd=cwd, approval=approval, timeout=timeout)
+        return connect(self, name, command, env=env, cwd=cwd, approval=approval, timeout=timeout, revert=revert)
 
     @property
     def actions(self) -> dict[str, Action]:
@@ -269,7 +277,7 @@ class Sandbox:
         source: str | None = None,
         force: bool = False,
         observer: Observer | None = None,
-    ) -> RunResult:
+    ) -> RunResult | RollbackResult:
         """Resume a paused run from its stored source and journal, from any process.
 
         ``value`` answers the first pending interrupt; ``answers`` maps
@@ -280,7 +288,12 @@ class Sandbox:
         interrupt raises ``UnaddressedAnswer`` listing the open ones, before
         anything runs; ``value`` with no interrupt open is not an address (a
         retried resume after the answer was recorded finishes the run).
+        A rejection that also rolls back (``{"approved": False, "reason": ..., "rollback": True}``) ends
+        the run there, without the script seeing it, and returns ``rollback``'s ``RollbackResult``.
         """
+        rejection = _rollback_rejection(run_id, value, answers, self._engine)
+        if rejection is not None:  # a rejection that also rolls the run back: one decision, journaled once
+            return self._loop.run(self._engine.rollback(run_id, rejection[1], rejected=rejection[0]))
         return self._loop.run(
             self._engine.resume(
                 run_id, Answers(by_id=dict(answers or {}), first=value), source=source, observer=observer, force=force
@@ -310,6 +323,27 @@ class Sandbox:
     def stop_scheduler(self) -> None:
         if self._scheduler is not None:
             self._scheduler.stop()
+
+    def rollback(self, run_id: str, *, reason: str | None = None) -> RollbackResult:
+        """Undo what a run did: the reverts of its completed calls, newest first, each exactly once.
+
+        Each call's action's ``revert(input, result)`` runs (``@sb.action(revert=...)``); a call into a
+        child script rolls the child back in its place; a ``continueAsNew`` chain is rolled back whole,
+        its newest run first. The run ends ``rolled_back`` and never resumes. A call whose action has no
+        revert is listed in ``not_reverted``. Allowed on a run that is finished, failed, paused or
+        cancelled (not on one running now: ``RunBusyError``). A rollback that stopped half-way (a
+        crash) is finished by the next ``rollback``, which runs no recorded revert again; a revert that
+        started but recorded no outcome runs again. A second rollback runs nothing.
+
+        >>> sb = Sandbox()
+        >>> undone = []
+        >>> sb.action(lambda n: n, name="book", revert=lambda n, result: undone.append(n))  # doctest: +ELLIPSIS
+        <function ...>
+        >>> run = sb.eval("await actions.book(1); await actions.book(2)")
+        >>> [item["input"] for item in sb.rollback(run.run_id).reverted], undone
+        ([2, 1], [2, 1])
+        """
+        return self._loop.run(self._engine.rollback(run_id, reason))
 
     def check(self, run_id: str, source: str | None = None) -> CheckReport:
         """Replay a run without executing anything; report "deterministic" or the first divergence."""
@@ -387,6 +421,30 @@ def _name_of(fn: Callable[..., Any], name: Any, what: str) -> Any:
     if own is None:
         raise TypeError(f"this {what} ({type(fn).__name__}) has no __name__: register it with name=...")
     return own
+
+
+def _rollback_rejection(
+    run_id: str, value: Any, answers: dict[str, Any] | None, engine: Engine
+) -> tuple[str, Any] | None:
+    """``(interrupt id, reason)`` when the answer rejects with ``rollback`` set
+    (``{"approved": False, "rollback": True, "reason": ...}``, or a decision object with those attributes)."""
+
+    def reading(answer: Any) -> tuple[bool, Any]:
+        if isinstance(answer, dict):
+            return answer.get("approved") is False and answer.get("rollback") is True, answer.get("reason")
+        return getattr(answer, "approved", None) is False and getattr(answer, "rollback", False) is True, getattr(
+            answer, "reason", None
+        )
+
+    for interrupt_id, answer in (answers or {}).items():
+        if reading(answer)[0]:
+            return interrupt_id, reading(answer)[1]
+    if reading(value)[0]:
+        pending = engine.pending(run_id)
+        if not pending:
+            raise RunStateError(f"run {run_id} has no open interrupt to reject", run_id=run_id)
+        return pending[0].id or "", reading(value)[1]
+    return None
 
 
 def _check_arguments(*, name: Any, actions: Any, limits: Any) -> None:

@@ -15,6 +15,16 @@ def send_email(to: str, body: str) -> dict[str, Any]:
     return {"sent": True, "to": to}
 
 
+def book(room: str) -> dict[str, Any]:
+    """Book a room (``cancel`` is its revert)."""
+    return {"booked": room}
+
+
+def cancel(room: str, result: dict[str, Any]) -> dict[str, Any]:
+    return {"cancelled": result["booked"]}
+
+
 def register(sb: Any) -> None:
     sb.action(add)
     sb.action(send_email, approval=True)
+    sb.action(book, revert=cancel)

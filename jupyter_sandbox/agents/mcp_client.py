@@ -28,7 +28,7 @@ import re
 import tempfile
 import threading
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .catalog import ActionSpec, issue_path
@@ -302,8 +302,13 @@ def connect(
     cwd: str | None = None,
     approval: bool | Mapping[str, bool] | None = None,
     timeout: float = TIMEOUT,
+    revert: Mapping[str, Callable[[Any, Any], Any]] | None = None,
 ) -> list[str]:
-    """Start the server, register each of its tools as ``NAME.TOOL`` on ``sandbox``; return the action names."""
+    """Start the server, register each of its tools as ``NAME.TOOL`` on ``sandbox``; return the action names.
+
+    ``revert`` maps a tool's name (as the server lists it) to the compensation of its completed call,
+    ``fn(input, result)`` (``Sandbox.rollback``)."""
+    reverts = _reverts(revert)
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(
             f"an MCP server's name is an identifier (its tools become actions.{{name}}.TOOL), got {name!r}"
@@ -324,6 +329,10 @@ def connect(
     except BaseException:
         server.close()
         raise
+    unknown = sorted(set(reverts) - {tool.name for tool in tools})
+    if unknown:
+        server.close()
+        raise ValueError(f"MCP server {name!r} has no tool {', '.join(map(repr, unknown))} to revert")
     known[name] = server
     registered = []
     for tool in tools:
@@ -339,8 +348,17 @@ def connect(
         action = sandbox.actions[action_name]
         action.spec = _spec(action_name, tool, needs)
         action.about = {"server": name, "tool": tool.name, "annotations": _annotations(tool)}
+        action.revert = reverts.get(tool.name)
         registered.append(action_name)
     return registered
+
+
+def _reverts(revert: Any) -> dict[str, Callable[[Any, Any], Any]]:
+    if revert is None:
+        return {}
+    if not isinstance(revert, Mapping) or not all(isinstance(k, str) and callable(v) for k, v in revert.items()):
+        raise TypeError("revert is a mapping of tool name to a callable revert(input, result)")
+    return dict(revert)
 
 
 def _action_key(tool: str) -> str | None:

@@ -24,7 +24,7 @@ from ..errors import (
     SandboxInterrupt,
     ScriptError,
 )
-from ..results import CheckReport, RunResult
+from ..results import CheckReport, RollbackResult, RunResult
 from ..stores.base import RunRow, Store, new_run_id, source_hash
 from . import children
 from .answers import Answers
@@ -152,6 +152,13 @@ class Engine:
         if run.status in ("completed", "continued"):
             raise RunStateError(
                 f"run {run_id} is {run.status}; use check() to replay it or fork() to try another answer",
+                run_id=run_id,
+                status=run.status,
+            )
+        if run.options.get("rollback"):
+            raise RunStateError(
+                f"run {run_id} is rolled back or being rolled back; it never resumes (rollback() finishes "
+                "a rollback that stopped half-way; fork() tries the run again)",
                 run_id=run_id,
                 status=run.status,
             )
@@ -383,6 +390,8 @@ class Engine:
 
     async def _wake(self, run_id: str, observer: Observer | None) -> Any:
         try:
+            if self.store.get_run(run_id).options.get("rollback"):  # a rollback that stopped half-way
+                return await self.rollback(run_id)
             return await self.resume(run_id, Answers(), observer=observer)
         except RunStateError as exc:  # another process took it first: fine
             return exc
@@ -474,7 +483,7 @@ class Engine:
             name=name or f"{run.name or run.id} fork@{at_seq}",
             source_hash=run.source_hash,
             input=run.input,
-            options={**run.options, "forked_from": [run.id, at_seq]},
+            options={**{k: v for k, v in run.options.items() if k != "rollback"}, "forked_from": [run.id, at_seq]},
         )
         self.store.create_run(fork)
         attempts = self.store.copy_prefix(run.id, fork.id, at_seq)
@@ -484,6 +493,14 @@ class Engine:
         if value is not None and pending:
             answers.setdefault(pending[0].id or "", value)
         return await self._drive(fork, Answers(by_id=answers), observer or Observer(), self._limits_of(run), None, None)
+
+    # -- rollback ----------------------------------------------------------------------
+
+    async def rollback(self, run_id: str, reason: str | None = None, rejected: str | None = None) -> RollbackResult:
+        """Run the reverts of a run's completed calls, newest first (``rollback.py``)."""
+        from .rollback import rollback
+
+        return await rollback(self, run_id, reason, rejected)
 
     # -- views ------------------------------------------------------------------
 

@@ -369,6 +369,23 @@ def fork(magics: Magics, sb: Sandbox, args: Any) -> None:
     )
 
 
+@magic_arguments(name="sandbox rollback")
+@argument("run", help="a run id, a run name, or a unique id prefix")
+@argument("--reason", help="why, recorded in the run's journal")
+def rollback(magics: Magics, sb: Sandbox, args: Any) -> None:
+    """Run the reverts of a run's completed calls, newest first; the run ends rolled_back (a second
+    rollback runs nothing again)."""
+    run_id = resolve_run(sb, args.run)
+    done = sb.rollback(run_id, reason=args.reason)
+    lines = [f"run {run_id} rolled back: {len(done.reverted)} reverted, {len(done.not_reverted)} without a revert"]
+    lines += [f"  reverted {i['name']} {i['input']!r}" for i in done.reverted]
+    lines += [f"  not reverted {i['name']}: {i['reason']}" for i in done.not_reverted]
+    lines += [f"  the revert of {i['name']} failed: {i['error'].get('message')}" for i in done.failed]
+    print("\n".join(lines))
+    publish(run_id)
+    RunCard(sb, run_id, f"rollback {args.run}").show()
+
+
 @magic_arguments(name="sandbox export")
 @argument("run", help="a run id, a run name, or a unique id prefix")
 @argument("path", help="the file to write")
@@ -396,6 +413,7 @@ COMMANDS = {
     "export": export,
     "import": import_,
     "mcp": mcp,
+    "rollback": rollback,
 }
 
 HELP = """Inspect and drive stored runs: ``%sandbox SUBCOMMAND ...``.

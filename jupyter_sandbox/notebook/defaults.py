@@ -114,15 +114,19 @@ def action(
     timeout: float | None = None,
     input_schema: Any = None,
     output_schema: Any = None,
+    revert: Callable[[Any, Any], Any] | None = None,
 ) -> Any:
     """Register an action on the notebook's sandboxes (a decorator, bare or with options).
 
     ``approval=True`` pauses every call for an Approve / Reject panel;
     ``timeout`` (seconds) turns a hung call into an ``ActionError``;
-    ``input_schema``/``output_schema`` give explicit schemas (type hints give them otherwise).
+    ``input_schema``/``output_schema`` give explicit schemas (type hints give them otherwise);
+    ``revert(input, result)`` undoes a completed call (``%sandbox rollback``).
     See :meth:`Sandbox.action`.
     """
-    options = {"name": name, "approval": approval, "timeout": timeout}
+    options: dict[str, Any] = {"name": name, "approval": approval, "timeout": timeout}
+    if revert is not None:
+        options["revert"] = revert
     if input_schema is not None or output_schema is not None:
         options.update(input_schema=input_schema, output_schema=output_schema)
     return _register("action", fn, options) if fn is not None else lambda f: _register("action", f, options)

@@ -288,6 +288,21 @@ SCHEMAS: dict[str, Schema] = {
     },
     "plan": {**_NOTE, "plan": (True, _list)},
     "error": {"error": (True, _error_record)},
+    "rollback": {"reason": (False, OPT_STR), "rejected": (False, OPT_STR)},
+    "revert": {"of": (True, SLOT), "name": (True, STR)},
+    "reverted": {
+        "of": (True, SLOT),
+        "ok": (True, BOOL),
+        "value": (False, ANY),
+        "error": (False, _error_record),
+        "child": (False, STR),
+    },
+    "not_reverted": {"of": (True, SLOT), "name": (True, STR), "reason": (True, STR)},
+    "rolled_back": {
+        "reverted": (True, _count(0, MAX_COUNT)),
+        "not_reverted": (True, _count(0, MAX_COUNT)),
+        "failed": (True, _count(0, MAX_COUNT)),
+    },
     "mismatch": {
         "position": (True, SLOT),
         "recorded": (False, ANY),
@@ -425,7 +440,18 @@ def decode_value(run_id: str, what: str, blob: Any, rule: Rule = _json) -> Any:
 # -- the runs table ---------------------------------------------------------------------------------------------
 
 RUN_STATUSES = frozenset(
-    {"created", "running", "completed", "failed", "interrupted", "parked", "cancelled", "continued", "stalled"}
+    {
+        "created",
+        "running",
+        "completed",
+        "failed",
+        "interrupted",
+        "parked",
+        "cancelled",
+        "continued",
+        "stalled",
+        "rolled_back",
+    }
 )
 
 

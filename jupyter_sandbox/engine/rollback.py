@@ -1,0 +1,224 @@
+"""Rollback: the compensations of a run's completed calls, newest first, each journaled, exactly once.
+
+A rollback is an attempt of its own: it claims the run (so it is fenced like any attempt), writes
+``rollback`` once, then for each completed call in reverse order of completion either ``revert``
+(committed before the revert function runs) and ``reverted`` (its outcome), or ``not_reverted``; a
+call into a child script (``ctx.delegate``) rolls the child back in its place. ``rolled_back`` ends it
+with the run's status. Resumed after a crash, it skips every call that has its ``reverted`` or
+``not_reverted`` entry: a revert that started but left no outcome runs again, as an action does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..actions import Action, describe_exception, detach, to_json
+from ..errors import RunNotFound, RunStateError
+from ..results import RollbackResult
+from ..stores.base import RunRow
+from .journal import Journal, JournalWriter
+
+if TYPE_CHECKING:
+    from .runs import Engine
+
+__all__ = ["ROLLBACK_FROM", "rollback"]
+
+# Every status a run can rest in: a rollback undoes what a finished, failed or paused run did.
+ROLLBACK_FROM = ("created", "interrupted", "parked", "cancelled", "failed", "stalled", "completed", "continued")
+_NO_CAP = 2**62  # a rollback writes two entries per call: the run's journal caps bound the script, not it
+
+
+@dataclass
+class _Done:
+    """One completed call of a run: its slot, the seq it completed at, and what a revert is given."""
+
+    slot: int
+    seq: int
+    op: str
+    name: str
+    input: Any
+    value: Any
+    child: str | None
+
+
+async def rollback(
+    engine: Engine, run_id: str, reason: str | None = None, rejected: str | None = None
+) -> RollbackResult:
+    """Roll back a top-level run and its ``continueAsNew`` chain, newest run first."""
+    if reason is not None and not isinstance(reason, str):
+        raise TypeError(f"a rollback's reason is a string, got {type(reason).__name__}")
+    run = engine.store.get_run(run_id)
+    if run.parent is not None:
+        raise RunStateError(
+            f"run {run_id} is a child run; roll back its top-level run {engine._root(run_id)} instead",
+            run_id=run_id,
+            status=run.status,
+        )
+    while run.predecessor is not None:  # the chain's first run: its successors are rolled back with it
+        run = engine.store.get_run(run.predecessor)
+    chain = [run]
+    while chain[-1].successor is not None:
+        chain.append(engine.store.get_run(chain[-1].successor))
+    for row in chain:
+        _check_registered(engine, row)
+    result = RollbackResult(run_id)
+    for row in reversed(chain):
+        result.extend(await _roll_back_run(engine, row, reason, rejected))
+    return result
+
+
+async def _roll_back_run(engine: Engine, run: RunRow, reason: str | None, rejected: str | None) -> RollbackResult:
+    store = engine.store
+    if run.status == "rolled_back":
+        return outcome(engine, run.id, Journal(store.entries(run.id)))
+    number = store.claim(run.id, ROLLBACK_FROM, source_hash=run.source_hash or "")
+    try:
+        journal = Journal(store.entries(run.id))
+        writer = JournalWriter(journal, number, _NO_CAP, _NO_CAP, store.journal_bytes(run.id))
+        done = _settled(journal)
+        writer.append("attempt", None, n=number, source_hash=run.source_hash, resumed_from=[])
+        if not any(e.kind == "rollback" for e in journal.entries):
+            writer.append("rollback", None, reason=reason, rejected=rejected)
+        store.update_run(run.id, options={**run.options, "rollback": True})  # resume refuses it from now on
+        store.append(run.id, writer.take())
+        for call in _completed(journal):
+            if call.slot not in done:
+                await _undo(engine, run, call, writer)
+        result = outcome(engine, run.id, journal)
+        writer.append(
+            "rolled_back",
+            None,
+            reverted=len(result.reverted),
+            not_reverted=len(result.not_reverted),
+            failed=len(result.failed),
+        )
+        store.finish_attempt(run.id, number, "rolled_back", writer.take(), replayed=0)
+    except BaseException:
+        store.release(run.id)  # nothing more is written: the next rollback resumes from the journal
+        raise
+    return result
+
+
+async def _undo(engine: Engine, run: RunRow, call: _Done, writer: JournalWriter) -> None:
+    if call.child is not None and call.op == "delegate":
+        try:
+            child = engine.store.get_run(call.child)
+        except RunNotFound:  # the parent recorded the call, then stopped before the child existed
+            writer.append("not_reverted", None, of=call.slot, name=call.name, reason="the child run never started")
+        else:
+            sub = await _roll_back_run(engine, child, None, None)
+            writer.append("reverted", None, of=call.slot, ok=sub.ok, child=child.id, value=None)
+        engine.store.append(run.id, writer.take())
+        return
+    action = engine.actions.get(call.name) if call.op == "call" else None
+    if action is None or action.revert is None:
+        why = "an agent's work has no revert" if call.op == "agent" else "the action has no revert"
+        writer.append("not_reverted", None, of=call.slot, name=call.name, reason=why)
+        engine.store.append(run.id, writer.take())
+        return
+    writer.append("revert", None, of=call.slot, name=call.name)
+    engine.store.append(run.id, writer.take())  # committed before it runs: a crash after it runs it again
+    ok, value = await _run_revert(engine, action, call)
+    if ok:
+        writer.append("reverted", None, of=call.slot, ok=True, value=value)
+    else:
+        writer.append("reverted", None, of=call.slot, ok=False, error=value)
+    engine.store.append(run.id, writer.take())
+
+
+async def _run_revert(engine: Engine, action: Action, call: _Done) -> tuple[bool, Any]:
+    """Call ``revert(input, result)`` (on a worker thread unless it is async); ``(ok, value or error)``."""
+    revert = action.revert
+    assert revert is not None
+    try:
+        if inspect.iscoroutinefunction(revert):
+            value = await revert(detach(call.input), detach(call.value))
+        else:
+            loop = asyncio.get_running_loop()
+            value = await loop.run_in_executor(engine.executor, revert, detach(call.input), detach(call.value))
+        text = to_json(value, f"the value {action.name}'s revert returned")
+    except Exception as exc:  # the revert's own failure is its outcome, recorded once
+        return False, describe_exception(exc)
+    return True, json.loads(text)
+
+
+def _completed(journal: Journal) -> list[_Done]:
+    """The run's completed calls, newest first; a child script's call counts even when it did not complete
+    (its child may have completed calls of its own), at the place it was made."""
+    calls: dict[int, _Done] = {}
+    for entry in journal.entries:
+        if entry.slot is None:
+            continue
+        body = entry.body
+        if entry.kind == "call":
+            if body.get("op") == "delegate":
+                calls[entry.slot] = _Done(
+                    entry.slot, entry.seq, "delegate", body["name"], None, None, body.get("child")
+                )
+        elif entry.kind == "result" and body.get("ok"):
+            request = journal.slots[entry.slot].request
+            if request is None or request.kind != "call":
+                continue
+            req = request.body
+            calls[entry.slot] = _Done(
+                entry.slot, entry.seq, req["op"], req["name"], req.get("input"), body.get("value"), req.get("child")
+            )
+    return sorted(calls.values(), key=lambda call: call.seq, reverse=True)
+
+
+def _settled(journal: Journal) -> set[int]:
+    """The slots whose compensation has its outcome in the journal: never run again."""
+    return {e.body["of"] for e in journal.entries if e.kind in ("reverted", "not_reverted")}
+
+
+def _check_registered(engine: Engine, run: RunRow) -> None:
+    """Refuse, before anything is claimed or reverted, a rollback whose calls (its child scripts' too) name
+    actions this process has not registered: whether they have a revert is unknown here."""
+    if run.status == "rolled_back":
+        return
+    journal = Journal(engine.store.entries(run.id))
+    done = _settled(journal)
+    todo = [call for call in _completed(journal) if call.slot not in done]
+    missing = sorted({c.name for c in todo if c.op == "call" and c.name not in engine.actions})
+    if missing:
+        raise RunStateError(
+            f"run {run.id} called {', '.join(missing)}, which this sandbox has not registered; register "
+            "them (with their revert=) and roll back again: nothing was reverted",
+            run_id=run.id,
+            status=run.status,
+        )
+    for call in todo:
+        if call.op == "delegate" and call.child is not None:
+            try:
+                child = engine.store.get_run(call.child)
+            except RunNotFound:
+                continue
+            _check_registered(engine, child)
+
+
+def outcome(engine: Engine, run_id: str, journal: Journal) -> RollbackResult:
+    """What a run's rollback did, read from its journal (and its child runs'), in the order it did it."""
+    calls = {e.slot: e.body for e in journal.entries if e.kind == "call"}
+    result = RollbackResult(run_id)
+    for entry in journal.entries:
+        body = entry.body
+        if entry.kind == "rollback":
+            result.reason = body.get("reason")
+        elif entry.kind == "not_reverted":
+            result.not_reverted.append(
+                {"run_id": run_id, "slot": body["of"], "name": body["name"], "reason": body["reason"]}
+            )
+        elif entry.kind == "reverted" and body.get("child"):
+            result.extend(outcome(engine, body["child"], Journal(engine.store.entries(body["child"]))))
+        elif entry.kind == "reverted":
+            call = calls.get(body["of"], {})
+            item = {"run_id": run_id, "slot": body["of"], "name": call.get("name"), "input": detach(call.get("input"))}
+            if body.get("ok"):
+                result.reverted.append({**item, "value": detach(body.get("value"))})
+            else:
+                result.failed.append({**item, "error": detach(body.get("error"))})
+    return result
