@@ -21,7 +21,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import InvalidValue
+from .errors import InputInvalid, InvalidValue, error_dict
 
 __all__ = [
     "Action",
@@ -68,14 +68,6 @@ class Resume:
     value: Any = None
     state: Any = None
     id: str | None = None
-
-
-class InputInvalid(Exception):
-    """A call's input does not match its action's schema: ``issues`` is ``[{path, message}]``."""
-
-    def __init__(self, issues: list[dict[str, str]]):
-        self.issues = issues
-        super().__init__("; ".join(f"{i['path']}: {i['message']}" for i in issues) or "invalid input")
 
 
 @dataclass
@@ -419,11 +411,8 @@ def _threaded(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
 
 def describe_exception(exc: BaseException) -> dict[str, str]:
     """``{name, message}`` for any exception, even one whose ``str()`` raises."""
-    name = type(exc).__name__
-    try:
-        text = str(exc)
-    except BaseException:
-        text = "<the exception could not be printed>"
+    record = error_dict(exc)
+    name, text = record["name"], record["message"]
     return {"name": name, "message": f"{name}: {text}" if text else name}
 
 

@@ -8,16 +8,26 @@
     ├── CallLogMismatchError   replay diverged from the recorded journal
     ├── InvalidCallLog         a call log passed to eval is not one (also a ValueError)
     ├── InvalidValue           a value that must cross as JSON is not JSON (also a TypeError)
+    │   └── InvalidEdit        an edited approval's input its action's schema refuses
+    ├── InputInvalid           a call's input its action's schema refuses
+    ├── ChildSpecError         a ctx.delegate / ctx.agent spec that cannot run (also a TypeError)
     ├── RunPaused              the run stopped and can be resumed
     │   ├── SandboxInterrupt   an action needs an answer
     │   └── RunParked          the run waits on a timer or an event
+    ├── RunCancelled           the kernel was interrupted while the run went on
     ├── RunStateError          the run is not in a state that allows this
-    │   └── RunBusyError       someone else is already resuming it
+    │   ├── RunBusyError       someone else is already resuming it
+    │   └── UnaddressedAnswer  an answer reaches no open interrupt (also a ValueError)
     ├── RunNotFound
-    └── StoreError             the store file is unusable (corrupt, newer schema, read-only)
+    ├── StoreError             the store file is unusable (corrupt, newer schema, read-only)
+    └── McpError               an MCP server's tool as an action
+        ├── ServerFailed       the server would not start, exited, hung or broke the protocol
+        └── ToolFailed         the tool ran and reported a failure
 
 Foreign exceptions (quickjs, sqlite3, cbor2) are mapped to these at the edge
-of the module that meets them.
+of the module that meets them. ``to_dict()`` gives any of them as JSON-able
+data (``error_dict`` any exception at all): how an error is journaled, stored
+on its run, and shown on the card or to a model.
 """
 
 from __future__ import annotations
@@ -30,12 +40,17 @@ from .source import caret, script_lines
 __all__ = [
     "ActionError",
     "CallLogMismatchError",
+    "ChildSpecError",
+    "InputInvalid",
     "Interrupt",
     "InvalidCallLog",
+    "InvalidEdit",
     "InvalidValue",
     "LimitExceeded",
     "LintError",
+    "McpError",
     "RunBusyError",
+    "RunCancelled",
     "RunNotFound",
     "RunParked",
     "RunPaused",
@@ -43,12 +58,45 @@ __all__ = [
     "SandboxError",
     "SandboxInterrupt",
     "ScriptError",
+    "ServerFailed",
     "StoreError",
+    "ToolFailed",
+    "UnaddressedAnswer",
+    "error_dict",
 ]
 
 
 class SandboxError(Exception):
-    """Base of every error jupyter_sandbox raises."""
+    """Base of every error jupyter_sandbox raises.
+
+    ``to_dict()`` is the error as JSON-able data, ``name`` and ``message`` first, then the fields its
+    class adds:
+
+    >>> RunNotFound("r-1").to_dict()
+    {'name': 'RunNotFound', 'message': "no run 'r-1' in this store", 'run_id': 'r-1'}
+    """
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": type(self).__name__, "message": _text(self)}
+
+
+def _text(error: BaseException) -> str:
+    """``str(error)``, even for an exception whose ``__str__`` raises."""
+    try:
+        return str(error)
+    except BaseException:
+        return "<the exception could not be printed>"
+
+
+def error_dict(error: BaseException) -> dict[str, Any]:
+    """Any exception as data: a ``SandboxError``'s ``to_dict()``, another's class name and text.
+
+    >>> error_dict(KeyError("r-1"))
+    {'name': 'KeyError', 'message': "'r-1'"}
+    """
+    if isinstance(error, SandboxError):
+        return error.to_dict()
+    return {"name": type(error).__name__, "message": _text(error)}
 
 
 def excerpt(source: str | None, line: int | None, column: int | None) -> str | None:
@@ -80,6 +128,18 @@ class LintError(SandboxError):
         if self.source_line:
             message += "\n" + self.source_line
         super().__init__(message)
+
+    def to_dict(self) -> dict[str, Any]:
+        problems = [
+            {"line": line, "column": column, "name": name, "hint": hint} for line, column, name, hint in self.problems
+        ]
+        return {
+            **super().to_dict(),
+            "line": self.line,
+            "column": self.column,
+            "source_line": self.source_line,
+            "problems": problems,
+        }
 
 
 class ScriptError(SandboxError):
@@ -169,6 +229,9 @@ class LimitExceeded(SandboxError):
             text += "\n" + self.source_line
         super().__init__(text)
 
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "limit": self.limit, "line": self.line}
+
 
 class CallLogMismatchError(SandboxError):
     """The resumed script did something other than what the journal recorded.
@@ -209,6 +272,7 @@ class CallLogMismatchError(SandboxError):
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            **super().to_dict(),
             "position": self.position,
             "recorded": self.recorded,
             "attempted": self.attempted,
@@ -254,9 +318,47 @@ class InvalidCallLog(SandboxError, ValueError):
         self.position = position
         super().__init__(message)
 
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "position": self.position}
+
 
 class InvalidValue(SandboxError, TypeError):
     """A value that must cross the boundary as JSON is not JSON; the message names where and why."""
+
+
+class InvalidEdit(InvalidValue):
+    """An edited approval whose input its action's schema refuses: nothing was resumed; ``issues`` says why.
+
+    >>> str(InvalidEdit("mail", [{"path": "$.to", "message": "required"}]))
+    'the edited input does not match what mail takes, so nothing was sent: $.to: required'
+    """
+
+    def __init__(self, action: str, issues: list[dict[str, str]]):
+        self.action, self.issues = action, issues
+        listed = "; ".join(f"{i.get('path', '$')}: {i.get('message', '')}" for i in issues[:10])
+        super().__init__(f"the edited input does not match what {action} takes, so nothing was sent: {listed}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "action": self.action, "issues": self.issues}
+
+
+class InputInvalid(SandboxError):
+    """A call's input does not match its action's schema: ``issues`` is ``[{path, message}]``.
+
+    >>> str(InputInvalid([{"path": "$.to", "message": "required"}]))
+    '$.to: required'
+    """
+
+    def __init__(self, issues: list[dict[str, str]]):
+        self.issues = issues
+        super().__init__("; ".join(f"{i['path']}: {i['message']}" for i in issues) or "invalid input")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "issues": self.issues}
+
+
+class ChildSpecError(SandboxError, TypeError):
+    """A ``ctx.delegate`` / ``ctx.agent`` spec that cannot be run; the script sees it as an ``ActionError``."""
 
 
 @dataclass
@@ -284,6 +386,9 @@ class RunPaused(SandboxError):
     def __init__(self, message: str, *, run_id: str):
         self.run_id = run_id
         super().__init__(message)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "run_id": self.run_id}
 
 
 class SandboxInterrupt(RunPaused):
@@ -320,12 +425,31 @@ class RunParked(RunPaused):
         super().__init__(f"run {run_id} parked on {what}", run_id=run_id)
 
 
+class RunCancelled(SandboxError):
+    """The kernel was interrupted while a run was going; the engine marked the run ``cancelled``.
+
+    >>> str(RunCancelled("r-1"))
+    'run r-1 cancelled (kernel interrupted); `%sandbox resume r-1` runs it again from its journal'
+    """
+
+    def __init__(self, run_id: str | None):
+        self.run_id = run_id
+        hint = f"; `%sandbox resume {run_id}` runs it again from its journal" if run_id else ""
+        super().__init__(f"run {run_id or '?'} cancelled (kernel interrupted){hint}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "run_id": self.run_id}
+
+
 class RunStateError(SandboxError):
     """The run is not in a state that allows the operation (for example resuming a finished run)."""
 
     def __init__(self, message: str, *, run_id: str, status: str | None = None):
         self.run_id, self.status = run_id, status
         super().__init__(message)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "run_id": self.run_id, "status": self.status}
 
 
 class RunBusyError(RunStateError):
@@ -345,6 +469,9 @@ class UnaddressedAnswer(RunStateError, ValueError):
         self.unaddressed, self.open = unaddressed, open
         super().__init__(message, run_id=run_id, status=status)
 
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "unaddressed": self.unaddressed, "open": self.open}
+
 
 class RunNotFound(SandboxError):
     """No run with that id in this store."""
@@ -353,6 +480,9 @@ class RunNotFound(SandboxError):
         self.run_id = run_id
         super().__init__(f"no run {run_id!r} in this store")
 
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "run_id": self.run_id}
+
 
 class StoreError(SandboxError):
     """The store file cannot be used: not a store, corrupt, read-only, full, or newer than this version."""
@@ -360,3 +490,15 @@ class StoreError(SandboxError):
     def __init__(self, message: str, *, path: str | None = None):
         self.path = path
         super().__init__(message)
+
+
+class McpError(SandboxError):
+    """An MCP server's tool, called as an action, did not give a result (``sb.mcp``)."""
+
+
+class ServerFailed(McpError):
+    """The server could not answer: it would not start, exited, hung, or answered with a protocol error."""
+
+
+class ToolFailed(McpError):
+    """The tool ran and reported a failure (a result with ``isError``): its text."""

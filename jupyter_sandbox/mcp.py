@@ -32,7 +32,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from .agents.tool import INTRO
 from .cli import load_actions
-from .errors import SandboxError
+from .errors import SandboxError, error_dict
 from .sandbox import Sandbox
 
 __all__ = ["DESCRIBE_LIMIT", "build_server", "main", "run_script_description"]
@@ -165,7 +165,7 @@ def _guarded(work: Any, tool: Any) -> Any:
     try:
         return work()
     except (SandboxError, KeyError) as exc:
-        return tool._result("failed", None, error={"name": type(exc).__name__, "message": str(exc)})
+        return tool._result("failed", None, error=error_dict(exc))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,6 +31,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..errors import ServerFailed, ToolFailed
 from .catalog import ActionSpec, issue_path
 
 __all__ = ["McpServer", "ServerFailed", "ToolFailed", "close_all", "connect", "servers"]
@@ -40,14 +41,6 @@ STDERR_TAIL = 2_000  # characters of the server's stderr quoted in a failure
 IDLE_PING = 0.25  # seconds without a call after which the next one first pings the server
 START_TIMEOUT = 30.0  # seconds a server may take to start (importing an SDK is slow on a loaded machine)
 MAX_ISSUES = 20
-
-
-class ToolFailed(Exception):
-    """The tool ran and reported a failure (a result with ``isError``): its text."""
-
-
-class ServerFailed(Exception):
-    """The server could not answer: it would not start, exited, hung, or answered with a protocol error."""
 
 
 # -- the loop the sessions live on --------------------------------------------------------------

@@ -23,8 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import (
-    ActionError,
-    CallLogMismatchError,
     LimitExceeded,
     LintError,
     RunParked,
@@ -32,6 +30,7 @@ from ..errors import (
     SandboxError,
     SandboxInterrupt,
     ScriptError,
+    error_dict,
 )
 from ..results import RunResult
 from .content import excerpt, render
@@ -307,32 +306,20 @@ class SandboxTool:
         return error
 
 
+_FOR_THE_MODEL = ("name", "message", "line", "column", "action", "issues")
+
+
 def _describe(exc: BaseException) -> dict[str, Any]:
-    if isinstance(exc, ScriptError):
-        out: dict[str, Any] = {"name": exc.name, "message": exc.message, "line": exc.line, "column": exc.column}
-        if isinstance(exc, ActionError):
-            out.update(action=exc.action, issues=exc.issues)
-        return out
+    """The error as the model reads it: its ``to_dict()``, cut to what helps fix the script."""
+    record = error_dict(exc)
     if isinstance(exc, LintError):
-        problems = "; ".join(f"line {line}: `{name}` {hint}" for line, _, name, hint in exc.problems)
-        return {
-            "name": "LintError",
-            "message": f"the script uses what a sandbox does not have: {problems}",
-            "line": exc.line,
-            "column": exc.column,
-        }
-    if isinstance(exc, LimitExceeded):
-        return {"name": f"LimitExceeded ({exc.limit})", "message": str(exc).splitlines()[0], "line": exc.line}
-    if isinstance(exc, CallLogMismatchError):
-        return {
-            "name": "CallLogMismatchError",
-            "message": str(exc).split("\n")[0],
-            "line": exc.line,
-            "column": exc.column,
-        }
-    if isinstance(exc, RunStateError):
-        return {"name": type(exc).__name__, "message": str(exc)}
-    return {"name": type(exc).__name__, "message": str(exc).splitlines()[0] if str(exc) else ""}
+        problems = "; ".join(f"line {p['line']}: `{p['name']}` {p['hint']}" for p in record["problems"])
+        record["message"] = f"the script uses what a sandbox does not have: {problems}"
+    elif isinstance(exc, LimitExceeded):
+        record["name"] = f"LimitExceeded ({exc.limit})"
+    if not isinstance(exc, (ScriptError, LintError, RunStateError)):  # the first line says it; the rest is an excerpt
+        record["message"] = record["message"].splitlines()[0] if record["message"] else ""
+    return {k: record[k] for k in _FOR_THE_MODEL if k in record}
 
 
 def _call_line(entries: list[dict[str, Any]], action: str) -> int | None:

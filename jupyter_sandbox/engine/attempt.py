@@ -41,7 +41,11 @@ class Observer:
 
 @dataclass
 class AttemptResult:
-    """How an attempt ended: ``status`` is completed, failed, interrupted, parked, continued or cancelled."""
+    """How an attempt ended: ``status`` is completed, failed, interrupted, parked, continued or cancelled.
+
+    A determinism check's attempt may end ``reached``: it replayed everything recorded and now waits where
+    the recorded run waits (its open slot), which is the check's end, not a failure.
+    """
 
     status: str
     output: Any = None

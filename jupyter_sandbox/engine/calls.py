@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..actions import Outcome, detach
+from ..actions import Outcome, describe_exception, detach
 from ..errors import Interrupt, SandboxError
 from ..stores.rows import Entry
 from .attempt import UNSET
@@ -192,9 +192,7 @@ class Calls:
         exc = task.exception()
         self.record_outcome(
             slot,
-            task.result()
-            if exc is None
-            else Outcome("error", error={"name": type(exc).__name__, "message": f"{type(exc).__name__}: {exc}"}),
+            task.result() if exc is None else Outcome("error", error=describe_exception(exc)),
         )
 
     def record_outcome(self, slot: int, outcome: Outcome) -> None:

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from ..actions import Outcome, Resume, call_action, detach, to_json
-from ..errors import ActionError, Interrupt, RunNotFound, SandboxError
+from ..errors import ActionError, ChildSpecError, Interrupt, RunNotFound, SandboxError
 from ..stores.base import RunRow, source_hash
 from .answers import Answers
 from .attempt import Attempt, AttemptResult, EngineServices
@@ -144,7 +144,3 @@ async def _agent(
     writer.append("result", 0, ok=False, error=outcome.error)
     engine.store.finish_attempt(child_id, number, "failed", writer.take(), replayed=0, error=outcome.error)
     return AttemptResult("failed", error=ActionError(name, str((outcome.error or {}).get("message", "failed"))))
-
-
-class ChildSpecError(SandboxError, TypeError):
-    """A child spec that cannot be run (reported to the script as an ActionError)."""

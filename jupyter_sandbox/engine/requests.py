@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..actions import call_action
-from ..errors import SandboxError, StoreError
+from ..errors import StoreError
 from ..stores.rows import Entry
 from .answers import answer_for
 from .waits import EventWait
@@ -19,7 +19,7 @@ from .waits import EventWait
 if TYPE_CHECKING:
     from .runner import Runner
 
-__all__ = ["FrontierReached", "Requests"]
+__all__ = ["Requests"]
 
 
 def _open_record(entry: Entry) -> dict[str, Any]:
@@ -32,14 +32,6 @@ def _open_record(entry: Entry) -> dict[str, Any]:
             "input": body.get("input"),
         }
     return {"type": "sleep" if entry.kind == "timer" else entry.kind, "input": body.get("ms", body.get("match"))}
-
-
-class FrontierReached(SandboxError):
-    """A determinism check replayed everything recorded and reached the run's open slot."""
-
-    def __init__(self, slot: int):
-        self.slot = slot
-        super().__init__(f"replay reached the open slot {slot}")
 
 
 _REQUEST_KINDS = {"call": "call", "delegate": "call", "agent": "call", "sleep": "timer", "wait": "wait"}

@@ -21,17 +21,17 @@ import collections
 import logging
 from typing import Any
 
-from ..errors import CallLogMismatchError, Interrupt, LimitExceeded, SandboxError, ScriptError
+from ..errors import CallLogMismatchError, Interrupt, SandboxError, ScriptError
 from ..stores.rows import Entry
 from .attempt import UNSET, Attempt, AttemptResult, Observer
 from .calls import Calls
 from .journal import JournalWriter, settlement
 from .loop import EngineLoop, here
 from .realm import Realm
-from .requests import FrontierReached, Requests
+from .requests import Requests
 from .waits import Waits
 
-__all__ = ["Observer", "AttemptResult", "FrontierReached", "Runner"]
+__all__ = ["Observer", "AttemptResult", "Runner"]
 
 
 log = logging.getLogger("jupyter_sandbox")
@@ -135,7 +135,7 @@ class Runner:
             if realm.undelivered() > 0:
                 raise self._diverged()
             if self.held:  # a check replayed everything recorded and waits where the recorded run did
-                raise FrontierReached(min(self.held))
+                return AttemptResult("reached", replayed=self._replayed())
             raise ScriptError(
                 "Error",
                 "the script is waiting on a promise that nothing will settle (no action, timer or event is pending)",
@@ -279,9 +279,7 @@ class Runner:
     def _failed(self, error: SandboxError) -> AttemptResult:
         if getattr(error, "run_id", None) is None:
             error.run_id = self.run.id  # type: ignore[attr-defined]
-        record = error.to_dict() if hasattr(error, "to_dict") else {"name": type(error).__name__, "message": str(error)}
-        if isinstance(error, LimitExceeded):
-            record["limit"] = error.limit
+        record = error.to_dict()
         kind = "mismatch" if isinstance(error, CallLogMismatchError) else "error"
         self._keep_notes()
         if kind == "mismatch":

@@ -23,6 +23,7 @@ from ..errors import (
     SandboxError,
     SandboxInterrupt,
     ScriptError,
+    error_dict,
 )
 from ..results import CheckReport, RollbackResult, RunResult
 from ..stores.base import RunRow, Store, new_run_id, source_hash
@@ -34,7 +35,6 @@ from .journal import CallLog, Journal, plan_from_call_log
 from .lint import lint
 from .pool import ActionPool
 from .realm import Limits
-from .requests import FrontierReached
 from .runner import Runner
 
 __all__ = ["Engine"]
@@ -441,9 +441,7 @@ class Engine:
         if isinstance(error, CallLogMismatchError):
             return CheckReport(run_id, False, result.replayed, mismatch=error, checked=checked, recorded=total)
         if not (
-            isinstance(error, FrontierReached)
-            or result.status in ("completed", "continued")
-            or _same_failure(run, result)
+            result.status == "reached" or result.status in ("completed", "continued") or _same_failure(run, result)
         ):
             return CheckReport(run_id, False, result.replayed, error=error, checked=checked, recorded=total)
         if unreached:  # the script ended (or waits) without asking for a recorded effect
@@ -566,7 +564,7 @@ def _same_failure(run: RunRow, result: AttemptResult) -> bool:
         run.status == "failed"
         and result.status == "failed"
         and result.error is not None
-        and not isinstance(result.error, (FrontierReached, LimitExceeded))
+        and not isinstance(result.error, LimitExceeded)
         and str(result.error) == recorded.get("text")
     )
 
@@ -574,12 +572,7 @@ def _same_failure(run: RunRow, result: AttemptResult) -> bool:
 def _error_record(error: Exception | None) -> dict[str, Any] | None:
     if error is None:
         return None
-    record = error.to_dict() if hasattr(error, "to_dict") else {"name": type(error).__name__, "message": str(error)}
-    record.setdefault("name", type(error).__name__)
-    record["text"] = str(error)
-    if isinstance(error, LimitExceeded):
-        record["limit"] = error.limit
-    return record
+    return {**error_dict(error), "text": str(error)}
 
 
 def _limit_overrides(limits: Limits, defaults: Limits) -> dict[str, Any]:

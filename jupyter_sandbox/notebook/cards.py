@@ -33,7 +33,7 @@ from typing import Any
 from IPython.display import display
 
 from ..engine.attempt import Observer
-from ..errors import Interrupt, InvalidValue, RunParked, SandboxError, SandboxInterrupt
+from ..errors import Interrupt, InvalidEdit, RunParked, SandboxError, SandboxInterrupt
 from .card_doc import CARD_MIME, card_document, full_rows
 from .card_html import card_html
 from .card_watch import Watch
@@ -279,15 +279,6 @@ def answer_run(sb: Any, run_id: str, interrupt_id: str | None, choice: str, valu
         outcome = exc
     publish(run_id)
     return outcome
-
-
-class InvalidEdit(InvalidValue):
-    """An edited approval whose input its action's schema refuses: nothing was resumed; ``issues`` says why."""
-
-    def __init__(self, action: str, issues: list[dict[str, str]]):
-        self.action, self.issues = action, issues
-        listed = "; ".join(f"{i.get('path', '$')}: {i.get('message', '')}" for i in issues[:10])
-        super().__init__(f"the edited input does not match what {action} takes, so nothing was sent: {listed}")
 
 
 class _Fanout(Observer):

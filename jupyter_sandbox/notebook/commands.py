@@ -22,22 +22,13 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 from IPython.utils.process import arg_split
 
-from ..errors import RunNotFound, RunPaused, SandboxError
+from ..errors import RunCancelled, RunNotFound, RunPaused, SandboxError
 from ..results import RunResult
 from ..sandbox import Sandbox
 from .card_doc import preview
 from .card_html import mismatch_html
 from .cards import RunCard, answer_for, mask, publish
 from .mcp_command import mcp
-
-
-class RunCancelled(SandboxError):
-    """The kernel was interrupted while a run was going; the engine marked the run ``cancelled``."""
-
-    def __init__(self, run_id: str | None):
-        self.run_id = run_id
-        hint = f"; `%sandbox resume {run_id}` runs it again from its journal" if run_id else ""
-        super().__init__(f"run {run_id or '?'} cancelled (kernel interrupted){hint}")
 
 
 class Magics(Protocol):
