@@ -54,6 +54,7 @@ class Journal:
         self.slots: dict[int, _Slot] = {}
         self.approvals: dict[int, Entry] = {}  # slot -> the answer that approved its call
         self.notes = 0
+        self.console = 0  # console lines: bounded per attempt by Limits.console_lines, not by the entry cap
         self.open = 0  # requests without their completion: each has room kept for it under the caps
         for entry in entries or ():
             self.add(entry)
@@ -65,6 +66,7 @@ class Journal:
         kind = entry.kind
         if kind in NOTE_KINDS:
             self.notes += 1
+            self.console += kind == "console"
             return
         if entry.slot is None:
             return
@@ -337,7 +339,7 @@ class JournalWriter:
         entry = Entry(kind, self.attempt, time.time(), slot, body, len(self.journal.entries))
         blob = encode(entry)
         if kind not in _ADMITTED and not (slot is not None and kind in COMPLETION_KINDS and self._is_open(slot)):
-            self._check_room(len(blob), self.journal.open + (kind in REQUEST_KINDS))
+            self._check_room(len(blob), self.journal.open + (kind in REQUEST_KINDS), kind != "console")
         self.size += len(blob)
         self.journal.add(entry)
         self.pending.append((entry, blob))
@@ -346,13 +348,16 @@ class JournalWriter:
     def _is_open(self, slot: int) -> bool:
         return self.journal.open_request(slot) is not None
 
-    def _check_room(self, size: int, reserved: int) -> None:
+    def _check_room(self, size: int, reserved: int, counted: bool = True) -> None:
         """Refuse an entry unless it fits with room kept for the completions of ``reserved`` open requests.
 
         A request's completion is never refused: the request took its room, so an action that started
         always has its result journaled (a result larger than its room is admitted past the byte cap).
+        Console lines (not ``counted``) take no entry of the cap, only bytes: ``Limits.console_lines``
+        bounds them, so that limit is the one a script that logs much meets.
         """
-        if len(self.journal.entries) + 1 + reserved > self.max_entries:
+        entries = len(self.journal.entries) - self.journal.console
+        if counted and entries + 1 + reserved > self.max_entries:
             raise LimitExceeded(
                 "journal-cap",
                 f"the journal reached {self.max_entries} entries; "

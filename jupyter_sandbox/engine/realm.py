@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -33,6 +32,7 @@ import quickjs
 
 from ..errors import LimitExceeded, SandboxError, ScriptError
 from ..source import script_lines
+from .limits import Limits
 from .returns import top_level_returns
 
 __all__ = ["Limits", "Realm", "LINE_OFFSET"]
@@ -49,66 +49,6 @@ def _prelude_source() -> str:
 
 
 _PRELUDE: str | None = None
-
-
-MIN_MEMORY = 4 * 1024 * 1024
-MIN_STACK = 64 * 1024
-MAX_STACK = 16 * 1024 * 1024  # the engine thread has 64 MiB (loop.py)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """A run's bounds (the README's Limits). Each is configurable.
-
-    >>> Limits(fuel_seconds=5.0, journal_entries=20_000)
-    """
-
-    source_bytes: int = 256 * 1024
-    memory_bytes: int = 64 * 1024 * 1024
-    stack_bytes: int = 1024 * 1024
-    fuel_seconds: float = 2.0
-    journal_entries: int = 5000
-    journal_bytes: int = 8 * 1024 * 1024
-    action_timeout: float | None = None  # seconds; None waits for ever
-    inline_sleep_ms: float = 1000.0  # sleeps shorter than this wait in place instead of parking
-    generations: int = 100  # continueAsNew successors one eval or resume may start
-    # The console one attempt may write (lines, and UTF-8 bytes of their messages): a
-    # flood inside one slice never reaches the journal's cap, only the realm's memory.
-    console_lines: int = 10_000
-    console_bytes: int = 4 * 1024 * 1024
-
-    def __post_init__(self) -> None:
-        for name in (
-            "source_bytes",
-            "memory_bytes",
-            "stack_bytes",
-            "journal_entries",
-            "journal_bytes",
-            "generations",
-            "console_lines",
-            "console_bytes",
-        ):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"Limits.{name} must be a positive integer, got {value!r}")
-        # The realm needs room for its prelude, and its stack must stay well inside the
-        # engine thread's (QuickJS's own check must fire before the real stack overflows).
-        if self.memory_bytes < MIN_MEMORY:
-            raise ValueError(f"Limits.memory_bytes must be at least {MIN_MEMORY // 2**20} MiB, got {self.memory_bytes}")
-        if not MIN_STACK <= self.stack_bytes <= MAX_STACK:
-            raise ValueError(
-                f"Limits.stack_bytes must be between {MIN_STACK // 1024} KiB and "
-                f"{MAX_STACK // 2**20} MiB, got {self.stack_bytes}"
-            )
-        for name in ("fuel_seconds", "inline_sleep_ms"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value == float("inf"):
-                raise ValueError(f"Limits.{name} must be a positive number, got {value!r}")
-        timeout = self.action_timeout
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
-        ):
-            raise ValueError(f"Limits.action_timeout must be positive or None, got {timeout!r}")
 
 
 class Realm:
