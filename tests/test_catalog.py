@@ -5,7 +5,7 @@ import datetime
 import enum
 import json
 import uuid
-from typing import Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 import pytest
 from examples import scaled
@@ -445,3 +445,68 @@ def test_a_result_uses_the_field_names_its_declared_schema_shows(sb):
 
     assert sb.catalog(["aliased"])[0].output_schema["properties"].keys() == {"the-x"}
     assert sb.eval("return await actions.aliased()").output == {"the-x": 1}
+
+
+# -- issues at the input's own paths ---------------------------------------------------------------
+
+
+class Cat(BaseModel):
+    kind: Literal["cat"] = "cat"
+    lives: int
+
+
+class Dog(BaseModel):
+    kind: Literal["dog"] = "dog"
+    good: bool
+
+
+@pytest.fixture
+def pets(sb):
+    @sb.action
+    def adopt(
+        pet: Cat | Dog, v: int | str, m: dict[str, Cat | Dog], tagged: Annotated[Cat | Dog, Field(discriminator="kind")]
+    ):
+        return "ok"
+
+    return sb.catalog(["adopt"])[0]
+
+
+@pytest.mark.parametrize(
+    "value, paths",
+    [
+        ({"pet": {"lives": "x"}}, {"$.pet.lives", "$.pet.good"}),  # not a Cat (lives), not a Dog (good)
+        ({"pet": {}}, {"$.pet.lives", "$.pet.good"}),
+        ({"pet": 3}, {"$.pet"}),
+        ({"v": 3.5}, {"$.v"}),
+        ({"m": {"tom": {"lives": "x"}}}, {"$.m.tom.lives", "$.m.tom.good"}),
+        ({"tagged": {"kind": "cat", "lives": "x"}}, {"$.tagged.lives"}),
+        ({"tagged": {"kind": "cow"}}, {"$.tagged"}),
+    ],
+)
+def test_an_issue_inside_a_union_is_at_the_inputs_own_path_without_the_branchs_name(pets, value, paths):
+    base = {"pet": {"lives": 1}, "v": 1, "m": {}, "tagged": {"kind": "dog", "good": True}}
+    assert {i["path"] for i in check_input(pets, {**base, **value})} == paths
+
+
+@settings(max_examples=scaled(50))
+@given(st.lists(st.integers(0, 30), max_size=40), st.sampled_from(["x", 1.5, None, [1]]))
+def test_every_issue_path_names_a_place_in_the_input_or_a_missing_key(places, bad):
+    values: list[Any] = [1] * 40
+    for i in places:
+        values[i] = bad
+    spec = spec_for(lambda items: None, "f", input_schema=list[int | Literal["ok"]])
+    for issue in check_input(spec, values):
+        if issue["message"].startswith("and "):
+            continue
+        index = int(issue["path"].removeprefix("$[").removesuffix("]"))
+        assert values[index] == bad
+
+
+def test_the_tool_says_how_many_issues_it_left_out(sb):
+    @sb.action
+    def many(values: list[int]) -> int:
+        return len(values)
+
+    result = sb.tool()({"script": "await actions.many(Array.from({length: 500}, () => 'x'))"})
+    assert result.content.count("\n  - $[") == MAX_ISSUES
+    assert f"and {500 - MAX_ISSUES} more issues" in result.content

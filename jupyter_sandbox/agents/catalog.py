@@ -39,7 +39,16 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 from ..actions import Action, InputInvalid
 from ..errors import InvalidValue
 
-__all__ = ["ActionSpec", "MAX_ISSUES", "check_input", "issue_path", "spec_for", "spec_of"]
+__all__ = [
+    "ActionSpec",
+    "MAX_ISSUES",
+    "check_input",
+    "check_schema",
+    "input_location",
+    "issue_path",
+    "spec_for",
+    "spec_of",
+]
 
 MAX_ISSUES = 20  # a hostile input can fail thousands of ways; the journal keeps the first ones
 MAX_MESSAGE = 300
@@ -194,7 +203,7 @@ def _derive_input(
         try:
             return adapter.validate_python(value)
         except ValidationError as exc:
-            raise InputInvalid(_pydantic_issues(exc)) from None
+            raise InputInvalid(_pydantic_issues(exc, value)) from None
 
     spec._validate = validate
 
@@ -217,10 +226,11 @@ def _fields(
     positional = [p for p in params if p.kind == p.POSITIONAL_ONLY]
 
     def validate(value: Any) -> Any:
+        value = {} if value is None else value
         try:
-            return model.model_validate({} if value is None else value)
+            return model.model_validate(value)
         except ValidationError as exc:
-            raise InputInvalid(_pydantic_issues(exc)) from None
+            raise InputInvalid(_pydantic_issues(exc, value)) from None
 
     def bind(checked: Any) -> tuple[tuple, dict]:
         values = [getattr(checked, f"p{i}") for i in range(len(params))]
@@ -240,12 +250,7 @@ def _explicit_input(spec: ActionSpec, schema: Any) -> None:
         spec.input_schema = schema
 
         def validate(value: Any) -> Any:
-            found = sorted(checker.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
-            if found:
-                raise InputInvalid(
-                    _capped([{"path": issue_path(e.absolute_path), "message": e.message} for e in found])
-                )
-            return value
+            return check_schema(checker, value)
 
         spec._validate = validate
         spec.input_optional = checker.is_valid(None)
@@ -260,7 +265,7 @@ def _explicit_input(spec: ActionSpec, schema: Any) -> None:
         try:
             return adapter.validate_python(value)
         except ValidationError as exc:
-            raise InputInvalid(_pydantic_issues(exc)) from None
+            raise InputInvalid(_pydantic_issues(exc, value)) from None
 
     spec._validate, spec._bind, spec.input_optional = validate_type, (lambda value: ((value,), {})), False
 
@@ -288,15 +293,44 @@ def issue_path(location: Any) -> str:
     return path
 
 
-def _pydantic_issues(exc: ValidationError) -> list[dict[str, str]]:
-    issues = []
+def check_schema(checker: Any, value: Any) -> Any:
+    """``value`` if it fits a ``jsonschema`` validator's schema, else ``InputInvalid`` with its issues."""
+    found = sorted(checker.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
+    if found:
+        raise InputInvalid(_capped([{"path": issue_path(e.absolute_path), "message": e.message} for e in found]))
+    return value
+
+
+def input_location(value: Any, location: Any) -> list[Any]:
+    """The parts of a pydantic error location that are the input's own: pydantic puts the name of a union's
+    branch (``Cat``, ``int``, a tag) in the location too (``pet.Cat.lives`` for the input's ``pet.lives``).
+    A part is the input's when the input there has that key or index; a last part that is not is a key
+    missing from an object (``Field required``); any other part is a branch's name, and left out."""
+    kept: list[Any] = []
+    for i, part in enumerate(location):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, (list, tuple)) and isinstance(part, int) and -len(value) <= part < len(value):
+            value = value[part]
+        elif i == len(location) - 1 and isinstance(value, dict) and isinstance(part, str):
+            pass  # the missing key itself
+        else:
+            continue
+        kept.append(part)
+    return kept
+
+
+def _pydantic_issues(exc: ValidationError, value: Any) -> list[dict[str, str]]:
+    issues: list[dict[str, str]] = []
     for error in exc.errors(include_url=False, include_context=False):
         message = error["msg"]
         if error["type"] != "missing":
             shown = _short(error.get("input"))
             if shown is not None:
                 message += f" (got {shown})"
-        issues.append({"path": issue_path(error["loc"]), "message": message})
+        issue = {"path": issue_path(input_location(value, error["loc"])), "message": message}
+        if issue not in issues:  # two branches can fail alike at one place
+            issues.append(issue)
     return _capped(issues)
 
 

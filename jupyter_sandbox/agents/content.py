@@ -12,6 +12,7 @@ budget counts UTF-8 bytes.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..source import caret, script_lines
@@ -19,6 +20,8 @@ from ..source import caret, script_lines
 __all__ = ["CUT", "excerpt", "render", "shrink"]
 
 CUT = "…[cut"  # every marker starts with this
+SHOWN_ISSUES = 20  # the input's issues listed in an error; the rest are counted
+_MORE = re.compile(r"and (\d+) more issues")
 _LEVELS = [(None, None), (200, 2000), (50, 500), (20, 200), (8, 80), (3, 40), (1, 20)]  # (items, characters)
 
 
@@ -111,8 +114,11 @@ def _error(error: dict[str, Any], budget: int) -> str:
     if len(message) > budget // 3:
         message = message[: budget // 3] + f"{CUT}: {len(message) - budget // 3} more characters]"
     out = [f"error: {name}{where}: {message}"]
-    for issue in issues[:20]:
+    for issue in issues[:SHOWN_ISSUES]:
         out.append(f"  - {issue.get('path', '$')}: {issue.get('message', '')}")
+    left = _issues_left(issues[SHOWN_ISSUES:])
+    if left:
+        out.append(f"  - and {left} more issues")
     if error.get("line"):
         out.append(f"at line {error['line']}" + (f", column {error['column']}" if error.get("column") else "") + ":")
     if error.get("excerpt"):
@@ -121,6 +127,15 @@ def _error(error: dict[str, Any], budget: int) -> str:
         out.append(str(error["hint"]))
     text = "\n".join(out) + "\n"
     return text if _size(text) <= budget else _cut(text, budget) + "\n"
+
+
+def _issues_left(rest: list[Any]) -> int:
+    """How many issues ``rest`` stands for: the catalog ends a cut list with ``and N more issues``."""
+    count = 0
+    for issue in rest:
+        more = _MORE.fullmatch(str(issue.get("message", ""))) if isinstance(issue, dict) else None
+        count += int(more.group(1)) if more else 1
+    return count
 
 
 def render(

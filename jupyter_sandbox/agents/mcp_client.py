@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ServerFailed, ToolFailed
-from .catalog import ActionSpec, issue_path
+from .catalog import ActionSpec, check_schema
 
 __all__ = ["McpServer", "ServerFailed", "ToolFailed", "close_all", "connect", "servers"]
 
@@ -40,7 +40,6 @@ TIMEOUT = 60.0  # seconds a call (or a start) may take before the server counts 
 STDERR_TAIL = 2_000  # characters of the server's stderr quoted in a failure
 IDLE_PING = 0.25  # seconds without a call after which the next one first pings the server
 START_TIMEOUT = 30.0  # seconds a server may take to start (importing an SDK is slow on a loaded machine)
-MAX_ISSUES = 20
 
 
 # -- the loop the sessions live on --------------------------------------------------------------
@@ -426,21 +425,9 @@ def _spec(action_name: str, tool: Any, approval: bool) -> ActionSpec:
         spec.input_optional = checker.is_valid({})  # no input is the empty object of arguments
 
         def validate(value: Any) -> Any:
-            value = {} if value is None else value
-            found = sorted(checker.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
-            if found:
-                raise _invalid(
-                    [{"path": issue_path(e.absolute_path), "message": e.message[:300]} for e in found[:MAX_ISSUES]]
-                )
-            return value
+            return check_schema(checker, {} if value is None else value)
 
         spec._validate = validate
     if isinstance(tool.output_schema, dict):
         spec.output_schema = tool.output_schema
     return spec
-
-
-def _invalid(issues: list[dict[str, str]]) -> Exception:
-    from ..actions import InputInvalid
-
-    return InputInvalid(issues)
