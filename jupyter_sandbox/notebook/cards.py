@@ -23,7 +23,6 @@ whichever way it completed.
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from collections import deque
@@ -34,6 +33,7 @@ from IPython.display import display
 
 from ..engine.attempt import Observer
 from ..errors import Interrupt, InvalidEdit, RunParked, SandboxError, SandboxInterrupt
+from ..stores.urls import masked, secrets_of
 from .card_doc import CARD_MIME, card_document, full_rows
 from .card_html import card_html
 from .card_watch import Watch
@@ -70,7 +70,7 @@ def answer_for(interrupt: Interrupt | dict[str, Any], choice: str, value: Any = 
 def mask(store: str) -> str:
     """A store's name as a saved card carries it: no password; relative to the notebook's folder if under it
     (so a notebook moved or refreshed elsewhere finds the store beside it)."""
-    store = re.sub(r"(://[^:/@]+):[^@]*@", r"\1@", store)
+    store = masked(store, secrets_of(store))
     if "://" not in store and os.path.isabs(store):
         try:
             relative = os.path.relpath(store)

@@ -17,12 +17,13 @@ from typing import Any, cast
 
 from ..errors import StoreError
 from .base import RunRow, Store
+from .urls import masked, secrets_of
 
 __all__ = ["RunRow", "Store", "SCHEMES", "open_store"]
 
 SCHEMES = ("sqlite", "postgresql", "postgres")  # URL schemes open_store serves; a bare path is an SQLite file
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
-_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")  # never in a message
+_ONE_SLASH = re.compile(rf"^({'|'.join(SCHEMES)}):(?!//)", re.IGNORECASE)
 
 
 def open_store(spec: Any) -> Store:
@@ -47,9 +48,17 @@ def open_store(spec: Any) -> Store:
     from .sqlite import SQLiteStore
 
     if match is None:
+        one_slash = _ONE_SLASH.match(text)
+        if one_slash:  # "postgresql:/u@h/db" is a typo for a URL, never a file of that name
+            shown = masked(text, secrets_of(text))
+            raise StoreError(
+                f"cannot open the store {shown!r}: a {one_slash.group(1)} URL starts with "
+                f"{one_slash.group(1)}:// (two slashes)",
+                path=shown,
+            )
         return SQLiteStore(text)
     scheme = match.group(1).lower()
-    shown = _PASSWORD.sub(r"\1***@", text)
+    shown = masked(text, secrets_of(text))
     if scheme == "sqlite":
         return SQLiteStore(text[len(match.group(0)) :] or ":memory:")
     if scheme in ("postgresql", "postgres"):

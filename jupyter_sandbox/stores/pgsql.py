@@ -8,9 +8,12 @@ commits; ``Changes`` is a listener on a connection of its own.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import psycopg
 
 from ..errors import StoreError
+from .urls import masked, secrets_of
 
 __all__ = ["CHANNEL", "NOTIFY", "SCHEMA", "Changes", "reason"]
 
@@ -53,12 +56,12 @@ class Changes:
     """The run ids ``NOTIFY`` reports changed in one store: each commit that touched a run or a signal."""
 
     def __init__(self, url: str, schema: str, path: str):
-        self.schema, self.path = schema, path
+        self.schema, self.path, self._secrets = schema, path, secrets_of(url)
         try:
             self._conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
             self._conn.execute(f"LISTEN {CHANNEL}")
         except psycopg.Error as exc:
-            raise StoreError(f"cannot listen to the run store {path}: {reason(exc)}", path=path) from exc
+            raise StoreError(f"cannot listen to the run store {path}: {self._why(exc)}", path=path) from exc
 
     def wait(self, timeout: float) -> set[str]:
         """Block until a change is announced (or ``timeout`` seconds pass); the run ids changed so far."""
@@ -70,8 +73,13 @@ class Changes:
                     if schema == self.schema:
                         changed.add(run_id)
         except psycopg.Error as exc:
-            raise StoreError(f"listening to the run store {self.path} failed: {reason(exc)}", path=self.path) from exc
+            raise StoreError(
+                f"listening to the run store {self.path} failed: {self._why(exc)}", path=self.path
+            ) from exc
         return changed
+
+    def _why(self, exc: Exception) -> str:
+        return reason(exc, self._secrets)
 
     def close(self) -> None:
         self._conn.close()
@@ -83,8 +91,8 @@ class Changes:
         self.close()
 
 
-def reason(exc: Exception) -> str:
-    """psycopg's message, one line, with the SQLSTATE's name when it has one."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
+def reason(exc: Exception, secrets: Iterable[str] = ()) -> str:
+    """psycopg's message, one line, with the SQLSTATE's name when it has one, and no credential."""
+    text = masked(" ".join(str(exc).split()) or type(exc).__name__, secrets)
     state = getattr(getattr(exc, "diag", None), "sqlstate", None)
     return f"{text} ({type(exc).__name__}, SQLSTATE {state})" if state else text

@@ -14,14 +14,13 @@ trigger, so in the same transaction (a rolled-back change announces nothing);
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 try:
     import psycopg
-    from psycopg_pool import ConnectionPool, PoolTimeout
+    from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 except ImportError as exc:  # an optional extra
     raise ImportError(
         "a postgresql:// store needs psycopg 3 and psycopg_pool: pip install 'jupyter_sandbox[postgres]'"
@@ -34,6 +33,7 @@ from .common import Heartbeat, lease_seconds
 from .pgsql import NOTIFY, SCHEMA, Changes, reason
 from .rows import Entry
 from .sql import RESERVE_DUE, Dialect, SQLStore, due_order, render, scalar
+from .urls import masked, secrets_of
 
 __all__ = ["PostgresStore"]
 
@@ -53,7 +53,6 @@ _PG = Dialect(
     duplicate=psycopg.errors.UniqueViolation,
 )
 _HAS_TRIGGER = "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'runs_notify' AND tgrelid = 'runs'::regclass)"
-_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
 
 
 class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
@@ -67,7 +66,8 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
     dialect = _PG
 
     def __init__(self, url: str, *, lease: float | None = None, pool_size: int = 8, timeout: float = 10.0):
-        self.path = _PASSWORD.sub(r"\1***@", url)  # for messages: never the password
+        self._secrets = secrets_of(url)
+        self.path = masked(url, self._secrets)  # for messages: never a credential
         self.lease_seconds = lease_seconds(lease)
         self._heartbeat = Heartbeat(self._renew, self.lease_seconds)
         self._url = url
@@ -81,7 +81,7 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
                 if version != migrations.latest():  # a current store is opened with no DDL and no lock
                     self.migrated_from = self._migrate(conn, version)[0]
         except psycopg.Error as exc:
-            raise StoreError(f"{self.path} is not a usable run store: {reason(exc)}", path=self.path) from exc
+            raise StoreError(f"{self.path} is not a usable run store: {self._why(exc)}", path=self.path) from exc
         self._pool = ConnectionPool(
             url,
             min_size=1,
@@ -119,7 +119,7 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
                         conn.execute(statement)
                 return done
         except psycopg.errors.InsufficientPrivilege as exc:
-            raise migrations.out_of_date(self.path, version, reason(exc)) from exc
+            raise migrations.out_of_date(self.path, version, self._why(exc)) from exc
 
     def migrate(self) -> tuple[int, int]:
         """Bring the store up to this version (``Store.migrate``), as the schema's owner."""
@@ -131,7 +131,8 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
 
     def close(self) -> None:
         self._heartbeat.stop()
-        self._pool.close()
+        if hasattr(self, "_pool"):  # not when opening failed
+            self._pool.close()
 
     @property
     def closed(self) -> bool:
@@ -146,13 +147,15 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
     def _conn(self) -> Iterator[psycopg.Connection[Any]]:
         try:
             conn, pooled = self._pool.getconn(), True
+        except PoolClosed as exc:
+            raise StoreError(f"the run store {self.path} is closed", path=self.path) from exc
         except PoolTimeout:
             # The pool is still backing off from an outage the server may be over: one direct try.
             try:
                 conn, pooled = psycopg.connect(self._url, autocommit=True, connect_timeout=10), False
             except psycopg.Error as exc:
                 raise StoreError(
-                    f"the run store {self.path} failed: no connection within {self._timeout} s ({reason(exc)})",
+                    f"the run store {self.path} failed: no connection within {self._timeout} s ({self._why(exc)})",
                     path=self.path,
                 ) from exc
         try:
@@ -183,8 +186,11 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
         with conn.cursor() as cur:
             cur.executemany(sql, rows)
 
+    def _why(self, exc: Exception) -> str:
+        return reason(exc, self._secrets)
+
     def _mapped(self, exc: Exception) -> StoreError:
-        return StoreError(f"the run store {self.path} failed: {reason(exc)}", path=self.path)
+        return StoreError(f"the run store {self.path} failed: {self._why(exc)}", path=self.path)
 
     def due_runs(self, now_ms: float, limit: int = 100) -> list[str]:
         """Parked runs due at ``now_ms``, then running ones whose lease expired, reserved for this process.

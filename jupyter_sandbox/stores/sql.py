@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar
 
 import cbor2
 
@@ -108,6 +108,31 @@ def scalar(conn: Connection, sql: str, args: Any = ()) -> Any:
     return rows[0][0]
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+S = TypeVar("S")
+
+
+def by_run_id(
+    absent: Callable[[], Any] | None = None,
+) -> Callable[[Callable[Concatenate[S, str, P], R]], Callable[Concatenate[S, str, P], R]]:
+    """A run id holding a NUL names no run, on either backend (PostgreSQL's text cannot hold one, so it would
+    fail there): ``RunNotFound``, or ``absent()`` where an unknown run reads as empty."""
+
+    def wrap(method: Callable[Concatenate[S, str, P], R]) -> Callable[Concatenate[S, str, P], R]:
+        @functools.wraps(method)
+        def guarded(self: S, run_id: str, /, *args: P.args, **kwargs: P.kwargs) -> R:
+            if isinstance(run_id, str) and "\x00" in run_id:
+                if absent is None:
+                    raise RunNotFound(run_id)
+                return absent()  # type: ignore[no-any-return]
+            return method(self, run_id, *args, **kwargs)
+
+        return guarded
+
+    return wrap
+
+
 def run_from_row(row: tuple[Any, ...]) -> RunRow:
     """A run from ``_SELECT_RUN``'s row: its columns, then the store's clock."""
     return run_from_values(dict(zip(COLUMNS, row[:-1], strict=True)), row[-1])
@@ -177,6 +202,9 @@ class SQLStore(Generic[C]):
     # -- runs --------------------------------------------------------------------
 
     def create_run(self, run: RunRow) -> RunRow:
+        for what, text in (("id", run.id), ("name", run.name)):
+            if isinstance(text, str) and "\x00" in text:  # refused on both backends alike (PostgreSQL's text cannot)
+                raise StoreError(f"a run's {what} cannot hold a NUL character: {text!r:.80}", path=self.path)
         now = time.time()
         run.created = run.created or now
         run.updated = now
@@ -192,6 +220,7 @@ class SQLStore(Generic[C]):
         except self.dialect.duplicate as exc:
             raise StoreError(f"a run {values['id']} already exists in {self.path}", path=self.path) from exc
 
+    @by_run_id()
     def get_run(self, run_id: str) -> RunRow:
         rows = self._read(self._sql(f"{_SELECT_RUN} WHERE id = :id"), {"id": run_id, "now": time.time()})
         if not rows:
@@ -199,6 +228,8 @@ class SQLStore(Generic[C]):
         return run_from_row(rows[0])
 
     def list_runs(self, *, status: str | None = None, top_level: bool = False, limit: int = 200) -> list[RunRow]:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValueError(f"limit must be a whole number of runs, 0 or more, not {limit!r:.40}")
         where: list[str] = []
         args: dict[str, Any] = {"now": time.time(), "limit": limit}
         if status:
@@ -209,6 +240,7 @@ class SQLStore(Generic[C]):
         sql = _SELECT_RUN + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created DESC LIMIT :limit"
         return [run_from_row(r) for r in self._read(self._sql(sql), args)]
 
+    @by_run_id(list)
     def children(self, run_id: str) -> list[str]:
         return [r[0] for r in self._read(self._sql("SELECT id FROM runs WHERE parent = ? ORDER BY created"), (run_id,))]
 
@@ -227,6 +259,7 @@ class SQLStore(Generic[C]):
 
     # -- attempts: the compare-and-set that lets exactly one resume proceed --------
 
+    @by_run_id()
     def claim(self, run_id: str, allowed: tuple[str, ...], *, source_hash: str, force: bool = False) -> int:
         """Take the run for a new attempt; return its number (the lease's epoch). Exactly one claim wins."""
         with self._tx() as conn:
@@ -320,16 +353,19 @@ class SQLStore(Generic[C]):
             # next resume may take it over instead of finding it "already being resumed".
             self.release(run_id)
 
+    @by_run_id(list)
     def attempts(self, run_id: str) -> list[dict[str, Any]]:
         rows = self._read(self._sql(f"SELECT {_ATTEMPTS} FROM run_attempts WHERE run_id = ? ORDER BY n"), (run_id,))
         return [dict(zip(_ATTEMPT, r, strict=True)) for r in rows]
 
     # -- the journal ---------------------------------------------------------------
 
+    @by_run_id(list)
     def entries(self, run_id: str) -> list[Entry]:
         rows = self._read(self._sql(f"SELECT seq, body {_JOURNAL} ORDER BY seq"), (run_id,))
         return decode_journal(run_id, rows)
 
+    @by_run_id(int)
     def journal_bytes(self, run_id: str) -> int:
         # LENGTH of a BLOB (SQLite) and of a bytea (PostgreSQL) counts bytes.
         sql = self._sql("SELECT COALESCE(SUM(LENGTH(body)), 0) FROM run_journal WHERE run_id = ?")
@@ -356,6 +392,7 @@ class SQLStore(Generic[C]):
 
     # -- signals: delivery and journal entry commit together (exactly once) --------
 
+    @by_run_id()
     def add_signal(self, run_id: str, event: Any) -> int:
         with self._tx() as conn:
             if conn.execute(self._sql("SELECT 1 FROM runs WHERE id = ?"), (run_id,)).fetchone() is None:
@@ -363,6 +400,7 @@ class SQLStore(Generic[C]):
             sql = self._sql("INSERT INTO signals (run_id, event, created) VALUES (?, ?, ?) RETURNING id")
             return int(scalar(conn, sql, (run_id, cbor2.dumps(event), time.time())))
 
+    @by_run_id(list)
     def pending_signals(self, run_id: str) -> list[tuple[int, Any]]:
         rows = self._read(self._sql(_PENDING), (run_id,))
         return [(int(i), decode_value(run_id, f"signal {i}", e)) for i, e in rows]
@@ -387,6 +425,7 @@ class SQLStore(Generic[C]):
 
     # -- moving a run between stores (the file format is portable.py's) ----------------
 
+    @by_run_id()
     def dump_run(self, run_id: str) -> dict[str, Any]:
         """A run's rows as plain lists: the run, its journal, attempts and signals."""
         row = self._read(self._sql(f"SELECT {_RUN} FROM runs WHERE id = ?"), (run_id,))

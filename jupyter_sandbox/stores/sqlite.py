@@ -187,6 +187,8 @@ class SQLiteStore(SQLStore[sqlite3.Connection]):
         conn.executemany(sql, rows)
 
     def _mapped(self, exc: Exception) -> StoreError:
+        if isinstance(exc, sqlite3.ProgrammingError) and "closed database" in str(exc):
+            return StoreError(f"the run store {self.path} is closed", path=self.path)
         return StoreError(f"the run store {self.path} failed: {exc}", path=self.path)
 
     def due_runs(self, now_ms: float, limit: int = 100) -> list[str]:
@@ -204,7 +206,10 @@ class SQLiteStore(SQLStore[sqlite3.Connection]):
     def change_counter(self) -> int:
         """Other connections' commits (``data_version``) plus the rows this one changed: grows with any change."""
         with self._lock:
-            return int(self._db.execute("PRAGMA data_version").fetchone()[0]) + self._db.total_changes
+            try:
+                return int(self._db.execute("PRAGMA data_version").fetchone()[0]) + self._db.total_changes
+            except sqlite3.DatabaseError as exc:
+                raise self._mapped(exc) from exc
 
     # -- the journal ---------------------------------------------------------------
 
