@@ -5,7 +5,9 @@
 
 1. A 1,000-action ``%%sandbox`` cell with its card displayed (live updates at
    most 4 a second, each read from the store), against the same script through
-   ``sb.eval`` with no card. Target: ≤ 1.5×.
+   ``sb.eval`` with no card (the final card reads the whole journal once). Target: ≤ 1.5×.
+   And a 3 s run (60 actions of 50 ms, ``ctx.progress`` after each) with its live card, against it
+   without. Target: ≤ 1.3×.
 2. First paint of a 5,000-entry run's saved card in Chromium (Debian's, headless):
    ``mountCard`` of the saved document up to the next animation frame, against
    mounting an empty card. Target: ≤ 500 ms.
@@ -33,6 +35,10 @@ sys.path.insert(0, str(ROOT))
 
 STATIC = ROOT / "jupyter_sandbox" / "notebook" / "widgets" / "static"
 LOOP = "let s = 0\nfor (let i = 0; i < {n}; i++) s = await actions.inc(s)\nreturn s"
+SLOW = (
+    "let s = 0\nfor (let i = 0; i < 60; i++) {{ s = await actions.nap(s)\n"
+    "ctx.progress({{done: i + 1, total: 60}}) }}\nreturn s"
+)
 
 
 def median_of(fn, reps: int) -> float:
@@ -57,7 +63,7 @@ def shell():
     return ip
 
 
-def cell_vs_eval(ip, n: int, reps: int) -> tuple[float, float]:
+def cell_vs_eval(ip, n: int, reps: int, script: str = LOOP) -> tuple[float, float]:
     from IPython.utils.capture import capture_output
 
     from jupyter_sandbox.notebook.defaults import default_sandbox
@@ -65,15 +71,22 @@ def cell_vs_eval(ip, n: int, reps: int) -> tuple[float, float]:
     sb = default_sandbox()
     sb.action(lambda x: x + 1, name="inc")
 
+    def nap(x):
+        time.sleep(0.05)
+        return x + 1
+
+    sb.action(nap, name="nap")
+    source = script.format(n=n)
+
     def with_card():
         with capture_output():
-            ok = ip.run_cell(f"%%sandbox --journal-entries 20000\n{LOOP.format(n=n)}").success
+            ok = ip.run_cell(f"%%sandbox --journal-entries 20000\n{source}").success
         assert ok
 
     def without():
         from jupyter_sandbox import Limits
 
-        assert sb.eval(LOOP.format(n=n), limits=Limits(journal_entries=20000)).output == n
+        assert sb.eval(source, limits=Limits(journal_entries=20000)).output in (n, 60)
 
     without()  # warm both paths once
     with_card()
@@ -193,6 +206,8 @@ def main() -> None:
     ip = shell()
     print("cell vs eval…", file=sys.stderr)
     card_s, eval_s = cell_vs_eval(ip, n, reps)
+    print("3 s run with progress…", file=sys.stderr)
+    slow_s, slow_floor = cell_vs_eval(ip, n, reps, SLOW)
     print("5,000-entry card…", file=sys.stderr)
     bundle = big_card(2500)
     size = len(json.dumps(bundle))
@@ -207,6 +222,13 @@ def main() -> None:
             f"sb.eval, no card: {eval_s * 1000:.0f} ms",
             f"{card_s / eval_s:.2f}×",
             "≤ 1.5×",
+        ),
+        (
+            "60 × 50 ms actions with ctx.progress, live card",
+            f"{slow_s * 1000:.0f} ms",
+            f"sb.eval, no card: {slow_floor * 1000:.0f} ms",
+            f"{slow_s / slow_floor:.2f}×",
+            "≤ 1.3×",
         ),
         (
             "first paint, 5,000 entries (Chromium)",

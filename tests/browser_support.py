@@ -22,6 +22,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 # Chromium flags that keep it off the (closed) network: see the machine notes.
 CHROMIUM_ARGS = [
@@ -151,6 +152,14 @@ class JupyterLab:
                 }
             )
         )
+        # This checkout's labextension, ahead of any copy installed in the environment (first on the path wins).
+        import jupyter_sandbox
+
+        bundle = Path(jupyter_sandbox.__file__).parent / "labextension"
+        link = h / "share" / "labextensions" / "jupyter-sandbox"
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not link.exists():
+            link.symlink_to(bundle, target_is_directory=True)
         # No news/update toasts over the notebook (and no request for them).
         settings = h / "config" / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
         settings.mkdir(parents=True, exist_ok=True)
@@ -173,6 +182,7 @@ class JupyterLab:
             "--ServerApp.password=",
             f"--ServerApp.root_dir={self.root}",
             "--LabApp.expose_app_in_browser=True",
+            "--JupyterNotebookApp.expose_app_in_browser=True",
             "--KernelSpecManager.ensure_native_kernel=True",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             "--ServerApp.shutdown_no_activity_timeout=600",  # a lost server ends itself
@@ -257,3 +267,25 @@ class JupyterLab:
         if group_left and not left:
             left[pid] = f"process group {pid} still has members"
         return left
+
+
+def shut_down(lab: JupyterLab, baseline: set[int], browser: Any, pw: Any, ours: dict[int, int]) -> dict[int, str]:
+    """Close the browser and playwright, stop ``lab``, and kill whatever this test started that is left (every
+    process under this one not in ``baseline``, and under the server: collected into ``ours``); return what was
+    left (pid -> cmdline), so a test can fail on it."""
+    me = os.getpid()
+    ours.update({p: s for p, s in descendants(me).items() if p not in baseline and p != me})
+    if browser is not None:
+        browser.close()
+    if pw is not None:
+        pw.stop()
+    left = lab.stop()
+    ours.update(lab.seen)
+    time.sleep(0.2)
+    left.update({p: cmdline(p) for p in alive(ours)})
+    for pid in left:  # don't leave them to the next test, even when failing
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return left

@@ -22,14 +22,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import sys
 import time
 from pathlib import Path
 
 import nbformat
 import pytest
-from browser_support import CHROMIUM_ARGS, JupyterLab, alive, cmdline, descendants, ensure_chromium
+from browser_support import CHROMIUM_ARGS, JupyterLab, descendants, ensure_chromium, shut_down
 from nbformat.v4 import new_code_cell, new_notebook
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
@@ -273,20 +272,7 @@ def test_the_run_card_in_jupyterlab_and_notebook_7(tmp_path):
         raise
     finally:
         expect.set_options(timeout=5_000)  # playwright's default, for any later test
-        ours.update({p: s for p, s in descendants(os.getpid()).items() if p not in baseline and p != os.getpid()})
-        if browser is not None:
-            browser.close()
-        if pw is not None:
-            pw.stop()
-        left = lab.stop()
-        ours.update(lab.seen)
-        time.sleep(0.2)
-        left.update({p: cmdline(p) for p in alive(ours)})
-        for pid in left:  # don't leave them to the next test, even when failing
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        left = shut_down(lab, baseline, browser, pw, ours)
         if left or lab.escalated:
             print(f"left behind: {left}; forced: {lab.escalated}")
     assert not left, f"processes left behind: {left}; screenshot: {shot}"

@@ -84,13 +84,12 @@ def test_a_change_to_another_run_does_not_redraw_this_card(ip, postgres_url, no_
     shown = shown_paused(ip, postgres_url)
     cell(ip, "", APPROVE)
     other_run = card().run_id
-    drawn = []  # the card's full redraws (a light one, the first cell's last live push, redraws nothing)
+    drawn = []  # the card's redraws
     refresh = shown.refresh
 
-    def counted(light=False):
-        doc = refresh(light=light)
-        if not light:
-            drawn.append(doc)
+    def counted():
+        doc = refresh()
+        drawn.append(doc)
         return doc
 
     monkeypatch.setattr(shown, "refresh", counted)

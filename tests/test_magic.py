@@ -240,6 +240,28 @@ def test_the_card_shows_console_timeline_and_output_from_the_store(ip):
     assert "&quot;ok&quot;" in last["text/html"] and 'data-status="completed"' in last["text/html"]
 
 
+def test_a_running_runs_card_redraws_with_its_progress_and_growing_journal(ip):
+    seen: dict[str, object] = {}
+
+    @jupyter_sandbox.action
+    def peek(i):  # runs mid-run: waits (bounded) for the card to show the progress said before it
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            doc = cards()[-1].doc
+            if doc.get("status") == "running" and (doc.get("progress") or {}).get("done") == 3:
+                seen.update(doc)
+                return True
+            time.sleep(0.02)
+        return False
+
+    script = "for (let i = 0; i < 3; i++) { await actions.fetch(i); ctx.progress({done: i + 1, total: 4}) }"
+    result, cap = cell(ip, "-o out", script + "\nreturn await actions.peek(3)")
+    assert ip.user_ns["out"] is True
+    assert seen["progress"] == {"done": 3, "total": 4} and seen["entries"] >= 6
+    last = cap.outputs[-1].data
+    assert card().doc["status"] == "completed" and "progress" not in card().doc and "text/html" in last
+
+
 def test_show_timeline_off_leaves_the_timeline_out_of_the_card(ip):
     ip.run_line_magic("config", "SandboxMagics.show_timeline = False")
     _, cap = cell(ip, "", "await actions.fetch(1)\nreturn 2")

@@ -320,4 +320,17 @@ def card_document(
         "omitted": omitted,
         "entries": sum(len(d.get("entries") or []) for d in docs),
         "out_var": out_var,
+        "step": _open_step(last) if run.get("status") == "running" else None,
     }
+
+
+def _open_step(doc: dict[str, Any]) -> str | None:
+    """The innermost ``ctx.step`` the latest attempt started and has not ended: what a running run is doing."""
+    open_: dict[Any, str] = {}
+    for e in doc.get("entries") or []:
+        if e.get("kind") == "step":
+            if e.get("phase") == "start":
+                open_[e.get("id")] = str(e.get("label") or "")
+            else:
+                open_.pop(e.get("id"), None)
+    return list(open_.values())[-1] if open_ else None

@@ -33,19 +33,30 @@ Watched = Callable[[], dict[Any, list[Shown]]]  # every Sandbox with runs shown,
 
 
 def signature(sb: Any, run_id: str) -> tuple[Any, ...]:
-    """What a card shows of a run's rows, along its ``continueAsNew`` chain: a change here is worth a redraw."""
+    """What a card shows of a run's rows, along its ``continueAsNew`` chain: a change here is worth a redraw.
+    A running run's journal grows without touching its row, so its size is part of it."""
     sig, row, n = [], sb.store.get_run(run_id), 0
     sig.append((row.status, row.updated, row.attempt))
     while row.status == "continued" and row.successor and n < 1000:
         row, n = sb.store.get_run(row.successor), n + 1
         sig.append((row.status, row.updated, row.attempt))
+    if row.status == "running":
+        sig.append(sb.store.journal_bytes(row.id))
     return tuple(sig)
 
 
-def _redraw(shown: list[Any], links: list[Any]) -> None:
-    for view in (*shown, *links):
+def running(sig: tuple[Any, ...] | None) -> bool:
+    """Whether a signature is of a run still running (its journal may grow unannounced)."""
+    return sig is not None and isinstance(sig[-1], int)
+
+
+def _redraw(shown: list[Any], links: list[Any], live: bool = False) -> None:
+    for view in (*shown, *(() if shown else links)):  # a card's redraw is sent to the renderers of its run too
         try:
-            view.refresh()
+            if live and hasattr(view, "poke"):
+                view.poke()  # a running run's card redraws on its own throttle, not once more per look
+            else:
+                view.refresh()
         except Exception:  # one card's trouble (its store closed meanwhile) is not another's
             log.debug("redrawing a run card failed", exc_info=True)
 
@@ -61,7 +72,7 @@ def _redraw_if_moved(
         return None
     if signatures.get((sb, run_id)) != sig:
         signatures[(sb, run_id)] = sig
-        _redraw(shown, links)
+        _redraw(shown, links, live=running(sig))
     return sig
 
 
@@ -126,6 +137,10 @@ class Watch:
         for sb, runs in self.watched().items():
             if skip(sb.store):
                 counters.pop(sb, None)  # looked at afresh when its listener drops
+                for run_id, shown, links in runs:  # a journal's rows are not announced: look at running runs
+                    sig = signatures.get((sb, run_id))
+                    if sig is None or running(sig):
+                        _redraw_if_moved(sb, run_id, shown, links, signatures)
                 continue
             try:
                 counter = sb.store.change_counter()

@@ -41,7 +41,9 @@ from .card_watch import Watch
 __all__ = ["COMM_TARGET", "RunCard", "answer_for", "cards", "publish", "register_comm_target"]
 
 COMM_TARGET = "jupyter_sandbox.card"
-PUSH_SECONDS = 0.5  # live updates while a run goes: at most 2 a second, each a full read of the store
+READY_TARGET = "jupyter_sandbox.ready"  # the front end's: %load_ext announces itself there
+PUSH_SECONDS = 0.25  # live updates while a run goes: at most 4 a second, each a full read of the store
+REDRAW_SHARE = 0.1  # and spaced so that redrawing takes at most this share of the time (a long journal's read)
 _lock = threading.RLock()
 _CARDS: deque[RunCard] = deque(maxlen=500)
 _LINKS: dict[str, list[_Link]] = {}  # run id -> comms of renderers showing it
@@ -102,9 +104,10 @@ class RunCard:
         self.signature: Any = None
         self.doc: dict[str, Any] = {}
         self._push_at = 0.0
+        self._redraw_cost = 0.0  # how long the last live redraw took
         self._timer: threading.Timer | None = None
-        self.live = False  # a cell is running the run: light updates until its last, full one
-        self._drawing = threading.Lock()  # one redraw at a time: a late light one never follows the last
+        self.progress: dict[str, Any] | None = None  # the merged ctx.progress patches of its run in this kernel
+        self._drawing = threading.Lock()  # one redraw at a time, so the newest document is the one left drawn
         with _lock:
             _CARDS.append(self)
 
@@ -130,15 +133,18 @@ class RunCard:
         self.chain = doc.get("chain") or [self.run_id]
         if not self.timeline:
             doc.pop("rows", None)
+        if self.progress is not None and doc.get("status") == "running":
+            doc["progress"] = self.progress
         return doc
 
-    def bundle(self, doc: dict[str, Any] | None = None, *, light: bool = False) -> dict[str, Any]:
-        """The mime bundle; ``light``: without the static HTML (a live update: the cell's last one has it)."""
+    def bundle(self, doc: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The mime bundle. A running run's has no static HTML: it redraws a few times a second, and the
+        QuickJS drawing would cost the run; the first redraw after it stops running carries it again."""
         doc = doc if doc is not None else self.document()
         plain = f"run {doc.get('run_id')} · {doc.get('status')}"
         if doc.get("pending"):
             plain += " · waiting for " + ", ".join(p["name"] for p in doc["pending"])
-        if light:
+        if doc.get("status") == "running":
             return {CARD_MIME: doc, "text/plain": plain}
         return {CARD_MIME: doc, "text/html": card_html(doc), "text/plain": plain}
 
@@ -157,21 +163,14 @@ class RunCard:
             self.run_id, self.chain = run_id, [run_id]
             _watch()
 
-    def refresh(self, *, light: bool = False) -> dict[str, Any]:
+    def refresh(self) -> dict[str, Any]:
         """Re-read the store; redraw this card's output and its renderers; fill ``-o`` on completion."""
-        if not light:
-            self.live = False
         with self._drawing:
-            if light and not self.live:
-                return self.doc
-            return self._redraw(light)
-
-    def _redraw(self, light: bool) -> dict[str, Any]:
-        doc = self.document()
-        self._fill(doc)  # -o first: whoever sees the card completed (a cell reading .doc) finds the output set
-        self.doc = doc
-        if self.handle is not None:
-            self.handle.update(self.bundle(doc, light=light), raw=True)
+            doc = self.document()
+            self._fill(doc)  # -o first: whoever sees the card completed (a cell reading .doc) finds the output set
+            self.doc = doc
+            if self.handle is not None:
+                self.handle.update(self.bundle(doc), raw=True)
         for link in _links(self.run_id):
             link.send(doc)
         return doc
@@ -186,25 +185,30 @@ class RunCard:
             self.store_output(self.sb.store.get_run(last).output)
 
     def poke(self) -> None:
-        """A live change: redraw within ``PUSH_SECONDS``, on a timer thread (never on the engine's: it must run on)."""
+        """A live change: redraw soon, on a timer thread (never on the engine's: it must run on). Redraws are
+        ``PUSH_SECONDS`` apart or more: as far apart as keeps their share of the time under ``REDRAW_SHARE``."""
         with _lock:
             if self._timer is not None:
                 return
-            wait = max(self._push_at + PUSH_SECONDS - time.monotonic(), 0.05)
+            spacing = max(PUSH_SECONDS, self._redraw_cost / REDRAW_SHARE)
+            wait = max(self._push_at + spacing - time.monotonic(), 0.05)
             self._timer = threading.Timer(wait, self._flush)
             self._timer.daemon = True
             self._timer.start()
 
     def _flush(self) -> None:
         with _lock:
-            self._timer, self._push_at = None, time.monotonic()
+            self._timer = None
+        started = time.monotonic()
         try:
-            self.refresh(light=True)
+            self.refresh()
         except SandboxError:  # the store closed meanwhile: nothing left to show
             pass
+        self._push_at = time.monotonic()
+        self._redraw_cost = self._push_at - started
 
     def observer(self) -> Observer:
-        self.live = True
+        """What the engine tells as the run goes: new entries and console lines, ``ctx.progress`` patches."""
         return _Live(self)
 
     # -- answering from Python --------------------------------------------------------------
@@ -228,10 +232,22 @@ class RunCard:
         return self.answer(interrupt_id, "reject", reason)
 
 
+def merge_progress(shown: dict[str, Any] | None, patch: Any) -> dict[str, Any] | None:
+    """The progress a card shows after ``ctx.progress(patch)``: an object patches it (a ``null`` field drops
+    that field), ``null`` clears it, a number is a percent, anything else a message."""
+    if patch is None:
+        return None
+    if isinstance(patch, dict):
+        merged = {**(shown or {}), **patch}
+        return {k: v for k, v in merged.items() if v is not None}
+    if isinstance(patch, (int, float)) and not isinstance(patch, bool):
+        return {**(shown or {}), "percent": patch}
+    return {**(shown or {}), "message": str(patch)}
+
+
 class _Live(Observer):
     def __init__(self, card: RunCard):
         self.card = card
-        self.progress_patch: Any = None
 
     def _seen(self, run_id: str) -> None:
         if self.card.run_id is None and self.card.sb.store.get_run(run_id).parent is None:
@@ -242,6 +258,12 @@ class _Live(Observer):
         self._seen(run_id)
 
     def console(self, run_id: str, line: dict[str, str], replayed: bool) -> None:
+        self._seen(run_id)
+
+    def progress(self, run_id: str, patch: Any) -> None:
+        if run_id not in self.card.chain and self.card.run_id is not None:
+            return  # a child run's progress is its own card's
+        self.card.progress = merge_progress(self.card.progress, patch)
         self._seen(run_id)
 
 
@@ -269,8 +291,7 @@ def answer_run(sb: Any, run_id: str, interrupt_id: str | None, choice: str, valu
         issues = sb.input_issues(target.get("name", ""), value)
         if issues:
             return InvalidEdit(target.get("name", "?"), issues)
-    live = [c for c in cards(run_id)]
-    observer = _Fanout(live)
+    observer = _Fanout(cards(run_id))
     try:
         outcome: Any = sb.resume(
             doc["chain"][-1], answers={target["id"]: answer_for(target, choice, value)}, observer=observer
@@ -282,12 +303,18 @@ def answer_run(sb: Any, run_id: str, interrupt_id: str | None, choice: str, valu
 
 
 class _Fanout(Observer):
+    """A resume from a click or a cell tells every card of the run, as the cell that started it was told."""
+
     def __init__(self, shown: list[RunCard]):
-        self.shown = shown
+        self.views = [card.observer() for card in shown]
 
     def entries(self, run_id: str, entries: list[dict[str, Any]]) -> None:
-        for card in self.shown:
-            card.poke()
+        for view in self.views:
+            view.entries(run_id, entries)
+
+    def progress(self, run_id: str, patch: Any) -> None:
+        for view in self.views:
+            view.progress(run_id, patch)
 
 
 # -- the comm: renderers in the browser ------------------------------------------------------
@@ -374,7 +401,18 @@ def register_comm_target(ip: Any) -> bool:
     if manager is None:
         return False
     manager.register_target(COMM_TARGET, _open)
+    _announce()
     return True
+
+
+def _announce() -> None:
+    """Tell the front end the target is there: the cards it drew before ``%load_ext`` ask again, once."""
+    try:
+        from comm import create_comm
+
+        create_comm(target_name=READY_TARGET, data={}).close()
+    except Exception:  # a front end without the labextension has no such target: nothing to tell
+        pass
 
 
 # -- changes made elsewhere: card_watch.py listens (PostgreSQL) and polls --------------------------

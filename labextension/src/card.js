@@ -4,13 +4,18 @@
  * plugin rather than a bare mime extension: it must find its notebook's kernel
  * to make a card live. It draws the saved card at once (no kernel needed),
  * then, once attached, opens a comm to the kernel's `jupyter_sandbox.card`
- * target (registered by `%load_ext jupyter_sandbox`) with the run id; the
- * kernel answers with the run's current card and pushes a new one whenever
- * the run changes. If the target is missing (no `%load_ext` yet, or a kernel
- * just restarted) the kernel closes the comm; the card stays drawn, its
- * buttons disabled with a hint, and it tries again whenever the kernel goes
- * idle or restarts. No widget model is involved, so "model not found" cannot
- * happen.
+ * target (registered by `%load_ext jupyter_sandbox`) with the run id and its
+ * store; the kernel answers with the run's current card and pushes a new one
+ * whenever the run changes. No widget model is involved, so "model not found"
+ * cannot happen.
+ *
+ * Quiet until asked: a card asks a kernel once per kernel start (and restart).
+ * If the target is missing the kernel closes the comm; the card stays drawn,
+ * its buttons disabled with a hint and a "try again" button, and asks again
+ * only on that click or when the kernel announces `%load_ext` (a comm the
+ * kernel opens to `jupyter_sandbox.ready`), never on a timer or on every idle.
+ * While the kernel has yet to answer (it is running the card's own cell) the
+ * card shows no hint.
  *
  * The kernel of a renderer: the main-area widget (a notebook panel in Lab and
  * Notebook 7) whose node contains the renderer's, through its sessionContext.
@@ -19,10 +24,27 @@
  */
 import { Widget } from '@lumino/widgets';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
-import { CARD_MIME, mountCard } from '../../jupyter_sandbox/notebook/widgets/static/card.js';
+import { CARD_MIME, NOT_LOADED, mountCard } from '../../jupyter_sandbox/notebook/widgets/static/card.js';
 
 const TARGET = 'jupyter_sandbox.card';
-const NOT_LOADED = 'run `%load_ext jupyter_sandbox` to make this card live';
+const READY = 'jupyter_sandbox.ready';
+
+/** Every card renderer alive, so a kernel's `%load_ext` announcement reaches those it refused. */
+const renderers = new Set();
+/** Kernel connections whose READY target is registered. */
+const announcing = new WeakSet();
+
+/** @param {any} kernel */
+function hearLoads(kernel) {
+  if (!kernel || announcing.has(kernel)) return;
+  announcing.add(kernel);
+  try {
+    kernel.registerCommTarget(READY, (/** @type {any} */ comm) => {
+      for (const r of renderers) if (r.session?.session?.kernel === kernel) r.ask();
+      try { comm.close(); } catch { /* the kernel closed it first */ }
+    });
+  } catch { /* a disposed connection */ }
+}
 
 /** @param {any} app @param {HTMLElement} node */
 function sessionOf(app, node) {
@@ -47,13 +69,16 @@ class CardRenderer extends Widget {
     /** @type {any} */ this.comm = null;
     /** @type {any} */ this.session = null;
     /** @type {any} */ this.pending = null;
+    /** @type {any} */ this.asked = null; // the kernel connection this card has asked (once per kernel start)
+    /** @type {string} */ this.hint = ''; // '' until a kernel refuses
+    renderers.add(this);
   }
 
   /** @param {{data: Record<string, any>}} model */
   async renderModel(model) {
     const doc = model.data[CARD_MIME] ?? {};
     this.doc = doc;
-    if (!this.card) this.card = mountCard(this.node, doc, { send: this.sender(), hint: NOT_LOADED });
+    if (!this.card) this.card = mountCard(this.node, doc, this.conn());
     else this.card.update(doc);
     this.node.setAttribute('data-live', String(Boolean(this.comm)));
     if (this.isAttached) this.attach();
@@ -61,17 +86,32 @@ class CardRenderer extends Widget {
 
   onAfterAttach() { this.attach(); }
 
-  onBeforeDetach() { this.closeComm(); }
+  onBeforeDetach() {
+    if (this.comm || this.pending) { this.closeComm(); this.asked = null; } // attached again: ask again
+  }
 
-  dispose() { this.closeComm(); this.unwatch(); super.dispose(); }
+  dispose() { renderers.delete(this); this.closeComm(); this.unwatch(); super.dispose(); }
 
-  sender() { return this.comm ? (/** @type {any} */ msg) => { this.comm.send(msg); return true; } : null; }
+  /** What the card's buttons talk to now. */
+  conn() {
+    if (this.comm) return { send: (/** @type {any} */ msg) => { this.comm.send(msg); return true; } };
+    return { send: null, hint: this.hint, retry: this.hint === NOT_LOADED ? () => this.ask() : null };
+  }
 
-  /** Find the kernel, and watch it: a card tries to attach whenever the kernel is idle. */
+  /** @param {string} hint */
+  showState(hint) {
+    this.hint = hint;
+    if (!this.isDisposed) {
+      this.node.setAttribute('data-live', String(Boolean(this.comm)));
+      this.card?.connect(this.conn());
+    }
+  }
+
+  /** Find the kernel and watch its restarts; ask it once. */
   attach() {
     const session = sessionOf(this.app, this.node);
     if (!session) {
-      this.card?.connect({ send: null, hint: 'no kernel' });
+      this.showState('no kernel');
       return;
     }
     if (session !== this.session) {
@@ -79,14 +119,17 @@ class CardRenderer extends Widget {
       this.session = session;
       this.onStatus = () => {
         const status = session.session?.kernel?.status;
-        if (status === 'restarting' || status === 'dead' || status === 'autorestarting') this.closeComm();
-        if (status === 'idle' && !this.comm) this.connect();
+        if (status === 'restarting' || status === 'dead' || status === 'autorestarting') {
+          this.closeComm();
+          this.asked = null; // a new kernel start: ask once more when it is idle
+        }
+        if (status === 'idle') this.connect();
       };
       session.statusChanged.connect(this.onStatus);
-      this.onKernel = () => { this.closeComm(); this.connect(); };
+      this.onKernel = () => { this.closeComm(); this.asked = null; this.connect(); };
       session.kernelChanged.connect(this.onKernel);
     }
-    if (!this.comm) this.connect();
+    this.connect();
   }
 
   unwatch() {
@@ -97,24 +140,33 @@ class CardRenderer extends Widget {
     this.session = null;
   }
 
+  /** Ask again (a click on "try again", or the kernel announcing `%load_ext`). */
+  ask() {
+    if (this.comm || this.pending) return;
+    this.asked = null;
+    this.connect();
+  }
+
   connect() {
     const kernel = this.session?.session?.kernel;
     const runId = this.doc?.run_id;
-    if (!kernel || !runId || this.pending || this.comm || this.isDisposed) return;
+    if (!kernel || !runId || this.pending || this.comm || this.isDisposed || this.asked === kernel) return;
+    hearLoads(kernel);
     let comm;
     try {
       comm = kernel.createComm(TARGET);
     } catch {
-      return; // a disposed kernel connection: the next status change retries
+      return; // a disposed kernel connection: its successor asks
     }
+    this.asked = kernel;
     this.pending = comm; // until the kernel's first document (attached) or its close (no target)
+    this.showState('');
     comm.onMsg = (/** @type {any} */ msg) => {
       const data = msg.content.data ?? {};
       if (this.pending === comm) {
         this.pending = null;
         this.comm = comm;
-        this.node.setAttribute('data-live', 'true');
-        this.card?.connect({ send: this.sender() });
+        this.showState('');
       }
       if (data.type === 'doc') this.card?.update(data.doc);
       else if (data.type === 'journal') this.card?.showJournal(data.rows ?? []);
@@ -123,9 +175,7 @@ class CardRenderer extends Widget {
       if (this.pending !== comm && this.comm !== comm) return;
       this.pending = null;
       this.comm = null;
-      if (this.isDisposed) return;
-      this.node.setAttribute('data-live', 'false');
-      this.card?.connect({ send: null, hint: NOT_LOADED });
+      this.showState(NOT_LOADED);
     };
     try {
       comm.open({ run_id: runId, store: this.doc?.store ?? null, title: this.doc?.title ?? null, out_var: this.doc?.out_var ?? null });
@@ -141,10 +191,7 @@ class CardRenderer extends Widget {
     if (comm && !comm.isDisposed) {
       try { comm.close(); } catch { /* the kernel is gone */ }
     }
-    if (!this.isDisposed) {
-      this.node.setAttribute('data-live', 'false');
-      this.card?.connect({ send: null, hint: NOT_LOADED });
-    }
+    this.showState(NOT_LOADED);
   }
 }
 

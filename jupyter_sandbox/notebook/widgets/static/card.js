@@ -11,15 +11,18 @@
  * turns clicks into messages for the kernel (`send`), or does nothing while
  * the card is not attached to a kernel.
  */
-import { esc, duration, excerpt, mismatchHtml } from './timeline.js';
+import { esc, duration, excerpt, mismatchHtml, progressHtml } from './timeline.js';
 
 export const CARD_MIME = 'application/vnd.jupyter-sandbox.run+json';
+/** Why a card's buttons are off: no kernel with the extension answered it. */
+export const NOT_LOADED = 'run `%load_ext jupyter_sandbox` to make this card live';
 export const ROW_HEIGHT = 22; // px; the windowed list relies on one height per row
 export const WINDOW_FROM = 60; // rows: shorter lists are drawn whole
 const VISIBLE = 14;
 
 /** @typedef {Record<string, any>} Doc */
 /** @typedef {Record<string, any>} Row */
+/** @typedef {{send: ((msg: any) => boolean) | null, hint?: string, retry?: (() => void) | null}} Conn */
 
 /** Markup that is already safe. */
 class Safe {
@@ -113,8 +116,9 @@ function pendingHtml(p, live) {
 
 /**
  * The whole card as HTML. `options.live`: buttons enabled (a kernel is attached);
- * `options.hint`: why they are not; `options.windowed`: long row lists as a window.
- * @param {Doc} doc @param {{live?: boolean, hint?: string, windowed?: boolean}} [options]
+ * `options.hint`: why they are not ('' while a kernel has yet to answer); `options.retry`: the hint offers
+ * to ask the kernel again; `options.windowed`: long row lists as a window.
+ * @param {Doc} doc @param {{live?: boolean, hint?: string, retry?: boolean, windowed?: boolean}} [options]
  */
 export function cardHtml(doc, options = {}) {
   const d = doc ?? {};
@@ -122,11 +126,13 @@ export function cardHtml(doc, options = {}) {
   const attempts = d.attempts ?? [];
   const facts = [plural(attempts.length, 'attempt', 'attempts'), d.chain?.length > 1 ? `chain of ${d.chain.length} runs` : '', d.store ? `store ${d.store}` : ''].filter(Boolean).join(' · ');
   const live = Boolean(options.live);
-  const hint = live ? '' : (options.hint ?? (d.pending?.length ? 'run `%load_ext jupyter_sandbox` to make this card live' : ''));
+  const hint = live || !d.pending?.length ? '' : (options.hint ?? NOT_LOADED); // only where a click would do something
+  const retry = hint && options.retry ? h` <button class="jsbx-btn jsbx-retry" data-act="connect" type="button">try again</button>` : '';
   const errorShown = d.error && !(d.error_in_cell != null && d.error_in_cell === attempts[attempts.length - 1]?.n);
   const answered = (d.answered ?? []).map((/** @type {any} */ a) => h`<div class="jsbx-answered" data-interrupt="${a.id}">${a.approved ? '✓' : '✗'} <b>${a.name}</b> ${a.approved ? 'approved' : 'rejected'}${a.reason ? h`: ${a.reason}` : ''} ${value('input', a.input)} ${value('answer', a.value)}</div>`);
   const out = [
-    h`<div class="jsbx-card-head"><span class="jsbx-status" data-status="${status}">${status}</span> <b>${d.name || d.title || 'run'}</b> <code>${d.run_id}</code> <span class="jsbx-meta">${facts}</span>${hint ? h` <span class="jsbx-hint" data-role="hint">${hint}</span>` : ''}</div>`,
+    h`<div class="jsbx-card-head"><span class="jsbx-status" data-status="${status}">${status}</span> <b>${d.name || d.title || 'run'}</b> <code>${d.run_id}</code> <span class="jsbx-meta">${facts}</span>${hint ? h` <span class="jsbx-hint" data-role="hint">${hint}${retry}</span>` : ''}</div>`,
+    status === 'running' && (d.progress || d.step) ? h`<div class="jsbx-live-now" data-role="progress">${d.step ? h`<div class="jsbx-meta">step <b>${d.step}</b></div>` : ''}${d.progress ? new Safe(String(progressHtml(d.progress))) : ''}</div>` : '',
     d.notice ? h`<div class="jsbx-error" data-role="notice"><div class="jsbx-err-title">the click did not resume the run: ${d.notice}</div></div>` : '',
     d.output ? h`<div class="jsbx-output">${value('output', d.output)}${d.out_var ? h` <span class="jsbx-meta">(in <code>${d.out_var}</code>)</span>` : ''}</div>` : '',
     errorShown ? errorHtml(d, d.error) : d.error ? h`<div class="jsbx-meta">the error is shown below the cell</div>` : '',
@@ -148,9 +154,10 @@ function fillWindow(box, rows) {
 }
 
 /**
- * Render `doc` into `node` and wire it: `send(msg)` is the kernel (null: not attached).
+ * Render `doc` into `node` and wire it: `send(msg)` is the kernel (null: not attached); `retry()`, if
+ * given, asks the kernel again (the hint's "try again").
  * Returns a function that re-renders with a newer document or another connection state.
- * @param {HTMLElement} node @param {Doc} doc @param {{send: ((msg: any) => boolean) | null, hint?: string}} conn
+ * @param {HTMLElement} node @param {Doc} doc @param {Conn} conn
  */
 export function mountCard(node, doc, conn) {
   /** @type {Map<string, boolean>} */
@@ -160,7 +167,7 @@ export function mountCard(node, doc, conn) {
   const draw = () => {
     for (const d of node.querySelectorAll('details[data-key]')) open.set(d.getAttribute('data-key') ?? '', /** @type {HTMLDetailsElement} */ (d).open);
     const shown = journal ? { ...current, rows: journal, omitted: 0 } : current;
-    node.innerHTML = cardHtml(shown, { live: Boolean(conn.send), hint: conn.hint, windowed: true });
+    node.innerHTML = cardHtml(shown, { live: Boolean(conn.send), hint: conn.hint, retry: Boolean(conn.retry), windowed: true });
     for (const d of node.querySelectorAll('details[data-key]')) {
       const was = open.get(d.getAttribute('data-key') ?? '');
       if (was !== undefined) /** @type {HTMLDetailsElement} */ (d).open = was;
@@ -177,8 +184,9 @@ export function mountCard(node, doc, conn) {
   };
   node.addEventListener('click', (ev) => {
     const button = /** @type {HTMLElement | null} */ (/** @type {HTMLElement} */ (ev.target).closest('[data-act]'));
+    const act = button?.getAttribute('data-act');
+    if (act === 'connect' && conn.retry) { conn.retry(); return; }
     if (!button || !conn.send) return;
-    const act = button.getAttribute('data-act');
     if (act === 'journal') { conn.send({ type: 'journal' }); button.textContent = 'loading…'; return; }
     const panel = /** @type {HTMLElement} */ (button.closest('[data-interrupt]'));
     const message = /** @type {HTMLElement} */ (panel.querySelector('[data-role="message"]'));
@@ -203,7 +211,7 @@ export function mountCard(node, doc, conn) {
     update(next) { if ((next.version ?? 0) >= (current.version ?? 0)) { current = next; draw(); } },
     /** @param {Row[]} rows */
     showJournal(rows) { journal = rows; draw(); },
-    /** @param {{send: ((msg: any) => boolean) | null, hint?: string}} next */
+    /** @param {Conn} next */
     connect(next) { conn = next; draw(); },
     get version() { return current.version ?? 0; },
   };

@@ -359,8 +359,8 @@ function planList(plan) {
   })}</ul>`;
 }
 
-/** @param {Progress} p */
-function progressHtml(p) {
+/** A progress bar: `done`/`total` or `percent`, and a `message`. @param {Progress} p */
+export function progressHtml(p) {
   const pct = typeof p.percent === 'number' ? p.percent
     : typeof p.done === 'number' && p.total ? (100 * p.done) / p.total : null;
   const width = pct == null ? 100 : Math.min(Math.max(pct, 0), 100);

@@ -1,0 +1,228 @@
+"""End to end in a real JupyterLab, Notebook 7 and Chromium: the card while its run goes, and a quiet kernel.
+
+The running card: a run held at two gates (files the test creates) shows,
+under its cell and while the cell still runs, a progress bar with what
+``ctx.progress`` said last, the step the store has it in, and a timeline that grew
+between the gates; it ends completed with no bar. No "make this card live"
+hint shows meanwhile. Quiet until asked: after a kernel restart and a reload,
+each saved card asks the new kernel once (counted on the page's
+websockets), however many times the kernel goes busy and idle; a click on
+"try again" asks once more; ``%load_ext`` makes the cards live without another
+refusal. Screenshots (light and dark) go to /tmp/shots/.
+
+Run alone: ``python -m pytest tests/test_browser_live.py -m browser -q -s``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from browser_support import CHROMIUM_ARGS, JupyterLab, descendants, ensure_chromium, shut_down
+from nbformat.v4 import new_code_cell, new_notebook
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+SHOTS = Path("/tmp/shots")
+
+SETUP = """\
+import os, time
+import jupyter_sandbox as js
+%config SandboxMagics.store = {store!r}
+GATES = {gates!r}
+
+@js.action
+def work(i):
+    gate = os.path.join(GATES, f"gate-{{i}}")
+    if i in (3, 7):  # held until the test opens the gate
+        while not os.path.exists(gate):
+            time.sleep(0.05)
+    return {{"item": i}}
+
+@js.action(approval=True)
+def publish(report):
+    return {{"published": report}}
+"""
+
+RUN = """\
+%%sandbox --name gated
+for (let i = 0; i < 10; i++) {
+  await ctx.step(`item ${i}`, () => actions.work(i))
+  ctx.progress({done: i + 1, total: 10, message: "working"})
+}
+return "done"
+"""
+PENDING = '%%sandbox --name later\nreturn await actions.publish("weekly")'
+IDLE = "x = 1"
+CELLS = ["%load_ext jupyter_sandbox", None, RUN, PENDING, IDLE]
+LOAD, SETUP_CELL, RUN_CELL, PENDING_CELL, IDLE_CELL = range(len(CELLS))
+
+KERNEL_IDLE = """() => {
+  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const kernel = panel && panel.sessionContext && panel.sessionContext.session && panel.sessionContext.session.kernel;
+  return Boolean(kernel && kernel.status === 'idle' && panel.content && panel.content.widgets.length === %d);
+}"""
+
+RUN_CELLS = """(indexes) => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const run = async () => {
+    for (const i of indexes) {
+      panel.content.activeCellIndex = i;
+      await window.jupyterapp.commands.execute('notebook:run-cell');
+    }
+  };
+  return run();
+}"""
+
+
+def run_cells(page, *indexes, wait=True):
+    if wait:
+        page.evaluate(RUN_CELLS, list(indexes))
+        page.wait_for_function(KERNEL_IDLE % len(CELLS))
+    else:
+        page.evaluate(f"(indexes) => {{ ({RUN_CELLS})(indexes); }}", list(indexes))
+
+
+def card_of(cells, i):
+    return cells.nth(i).locator(".jp-Cell-outputArea .jsbx-card")
+
+
+def entries_shown(card) -> int:
+    text = card.locator(".jsbx-card-timeline > summary").inner_text()
+    return int(re.search(r"([\d,]+) entr", text).group(1).replace(",", ""))
+
+
+class CommOpens:
+    """Counts the ``comm_open`` messages to the cards' target a page sends on its kernels' websockets."""
+
+    def __init__(self, page):
+        self.count = 0
+        page.on("websocket", lambda ws: ws.on("framesent", self._frame))
+
+    def _frame(self, payload):
+        data = payload.encode() if isinstance(payload, str) else payload
+        if b"comm_open" in data and b"jupyter_sandbox.card" in data:
+            self.count += 1
+
+    def reach(self, n: int, what: str) -> None:
+        wait_until(lambda: self.count >= n, what)
+
+
+def wait_until(check, what, timeout=60.0):
+    """Wait for ``check()`` to hold; the timeout only bounds a hang."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def test_a_running_card_is_live_and_a_saved_card_asks_its_kernel_once(tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = ensure_chromium()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    root, home, gates = tmp_path / "root", tmp_path / "home", tmp_path / "gates"
+    for d in (root, home, gates):
+        d.mkdir()
+    setup = SETUP.format(store=str(tmp_path / "runs.sqlite"), gates=str(gates))
+    source = [c if c is not None else setup for c in CELLS]
+    nb = new_notebook(cells=[new_code_cell(c) for c in source])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nbformat.write(nb, root / "live.ipynb")
+    baseline = set(descendants(os.getpid()))
+    n = len(CELLS)
+    lab = JupyterLab(root, home)
+    pw = browser = None
+    try:
+        lab.start()
+        pw = sync_playwright().start()
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        for frontend, url in (("lab", "/lab/tree/live.ipynb"), ("notebook7", "/notebooks/live.ipynb")):
+            for g in gates.iterdir():
+                g.unlink()
+            page = browser.new_page(viewport={"width": 1100, "height": 1400})
+            page.set_default_timeout(45_000)
+            expect.set_options(timeout=45_000)
+            page.goto(lab.url + url)
+            page.wait_for_function(KERNEL_IDLE % n, timeout=60_000)
+            cells = page.locator(".jp-Notebook .jp-Cell")
+            expect(cells).to_have_count(n)
+            run_cells(page, LOAD, SETUP_CELL)
+            lab.remember()
+
+            # The run held at its first gate: the bar says 3 of 10, the step is item 3, no hint.
+            run_cells(page, RUN_CELL, wait=False)
+            card = card_of(cells, RUN_CELL)
+            bar = card.locator('[data-role="progress"] .jsbx-progress')
+            expect(bar).to_contain_text("working · 3 / 10 · 30%")
+            # the step as the store has it: its end is written with the next call's result
+            expect(card.locator('[data-role="progress"]')).to_contain_text(re.compile(r"step item [23](?!\d)"))
+            expect(card.locator(".jsbx-card-head .jsbx-status")).to_have_attribute("data-status", "running")
+            expect(card.locator('[data-role="hint"]')).to_have_count(0)
+            at_first = entries_shown(card)
+            cells.nth(RUN_CELL).locator(".jp-Cell-outputArea").screenshot(
+                path=str(SHOTS / f"first-hour-{frontend}-progress-light.png")
+            )
+
+            # Released: held again at 7 of 10, with a longer timeline, in the same card.
+            (gates / "gate-3").touch()
+            expect(bar).to_contain_text("working · 7 / 10 · 70%")
+            expect(card.locator('[data-role="progress"]')).to_contain_text(re.compile(r"step item [67](?!\d)"))
+            assert entries_shown(card) > at_first
+            expect(card.locator(".jsbx-row-group, .jsbx-row-step").first).to_be_visible()
+            if frontend == "lab":
+                page.evaluate(
+                    "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})"
+                )
+                page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+                cells.nth(RUN_CELL).locator(".jp-Cell-outputArea").screenshot(
+                    path=str(SHOTS / f"first-hour-{frontend}-progress-dark.png")
+                )
+                page.evaluate(
+                    "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})"
+                )
+            (gates / "gate-7").touch()
+            expect(card.locator(".jsbx-card-head .jsbx-status")).to_have_attribute("data-status", "completed")
+            expect(card.locator('[data-role="progress"]')).to_have_count(0)
+            expect(cells.nth(RUN_CELL).locator(".jsbx-card")).to_have_count(1)
+            page.wait_for_function(KERNEL_IDLE % n)
+            run_cells(page, PENDING_CELL)
+            expect(card_of(cells, PENDING_CELL).locator('button[data-act="approve"]')).to_be_enabled()
+            if frontend == "notebook7":
+                page.close()
+                break
+
+            # Quiet until asked: restart without %load_ext, reload; every saved card asks once.
+            page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+            time.sleep(0.5)
+            opens = CommOpens(page)
+            page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
+            page.reload()
+            page.wait_for_function(KERNEL_IDLE % n, timeout=60_000)
+            cells = page.locator(".jp-Notebook .jp-Cell")
+            pending = card_of(cells, PENDING_CELL)
+            expect(pending.locator('[data-role="hint"]')).to_contain_text("%load_ext jupyter_sandbox")
+            expect(card_of(cells, RUN_CELL).locator('[data-role="hint"]')).to_have_count(0)  # nothing to answer there
+            opens.reach(2, "each saved card to ask the new kernel")
+            for _ in range(5):  # busy, idle, busy, idle...: the old renderer asked again at each idle
+                run_cells(page, IDLE_CELL)
+            time.sleep(1.0)
+            assert opens.count == 2
+            expect(pending.locator('button[data-act="approve"]')).to_be_disabled()
+            pending.locator('button[data-act="connect"]').click()  # "try again": one more ask
+            opens.reach(3, "the click to ask again")
+            assert opens.count == 3
+            run_cells(page, LOAD, SETUP_CELL)  # the kernel announces itself: the cards ask, and are answered
+            expect(pending.locator('button[data-act="approve"]')).to_be_enabled()
+            assert opens.count == 5  # the two cards, once each, answered this time
+            pending.locator('button[data-act="approve"]').click()
+            expect(pending.locator(".jsbx-card-head .jsbx-status")).to_have_attribute("data-status", "completed")
+            page.close()
+    finally:
+        expect.set_options(timeout=5_000)
+        left = shut_down(lab, baseline, browser, pw, {})
+    assert not left, f"processes left behind: {left}"
