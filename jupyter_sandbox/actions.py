@@ -84,6 +84,8 @@ class Action:
     spec: Any = None
     about: dict[str, Any] | None = None  # shown beside an approval (an MCP tool's server and annotations)
     revert: Callable[[Any, Any], Any] | None = None  # the compensation of a completed call: revert(input, result)
+    saved: str | None = None  # a saved script's name (saved.py): a call runs it as a child run
+    saved_version: int = 0
 
     def __post_init__(self) -> None:
         params = inspect.signature(self.fn).parameters.values()

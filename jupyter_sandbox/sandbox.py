@@ -53,6 +53,7 @@ class Sandbox:
             self.store, self.limits, clock or SystemClock(), on_progress, scratch=lambda: SQLiteStore(":memory:")
         )
         self._loop = engine_loop()
+        self._engine.sync_scripts = self._sync_scripts
         self._scheduler: Any = None
 
     # -- registering ------------------------------------------------------------
@@ -145,8 +146,11 @@ class Sandbox:
     def catalog(self, actions: Iterable[str] | None = None) -> list[Any]:
         """The actions' catalog entries (``agents.catalog.ActionSpec``: name, description, schemas), by name."""
         from .agents.catalog import spec_of
+        from .saved import removed
 
-        return [spec_of(self._engine.actions[n]) for n in _chosen(self._engine.actions, actions)]
+        self._sync_scripts()
+        shown = {n: a for n, a in self._engine.actions.items() if not removed(a)}
+        return [spec_of(shown[n]) for n in _chosen(shown, actions)]
 
     def input_issues(self, action: str, value: Any) -> list[dict[str, str]]:
         """The issues ``value`` would meet as ``action``'s input: ``[]`` when it is valid (or the action is untyped).
@@ -188,6 +192,58 @@ class Sandbox:
         from .agents.tool import SandboxTool
 
         return SandboxTool(self, name, actions=actions, **options)
+
+    # -- saved scripts (saved.py) ----------------------------------------------------------
+
+    def save_script(
+        self,
+        name: str,
+        source: str | None = None,
+        *,
+        run_id: str | None = None,
+        description: str | None = None,
+        input_schema: Any = None,
+        output_schema: Any = None,
+    ) -> Any:
+        """Keep a script in the store as the action ``scripts.NAME``; returns the ``SavedScript`` (its version).
+
+        ``source``, or ``run_id=`` to save the script a run ran. Every run on the store may call it
+        (``await actions.scripts.NAME(input)``, a durable child run whose ``ctx.input`` is the call's input);
+        it is declared with ``description`` and its schemas (a JSON Schema dict or a type). Each save is a
+        new version; a run records the version it ran, and a replay runs that one.
+
+        >>> sb = Sandbox()
+        >>> sb.save_script("double", "return ctx.input * 2", input_schema=int).version
+        1
+        >>> sb.eval("return await actions.scripts.double(21)").output
+        42
+        """
+        from .saved import save
+
+        return save(
+            self,
+            name,
+            source,
+            run_id=run_id,
+            description=description,
+            input_schema=input_schema,
+            output_schema=output_schema,
+        )
+
+    def scripts(self) -> list[Any]:
+        """The store's saved scripts, newest version of each (``SavedScript``: name, version, source, about)."""
+        return self.store.scripts()
+
+    def remove_script(self, name: str) -> bool:
+        """Take a saved script out of the store's listing (runs that recorded a version still replay it)."""
+        from .saved import remove
+
+        return remove(self, name)
+
+    def _sync_scripts(self) -> None:
+        from .saved import sync
+
+        sync(self)
 
     # -- running -------------------------------------------------------------------
 

@@ -119,19 +119,22 @@ def next_version(monkeypatch):
 def test_an_out_of_date_store_opened_by_a_team_role_names_the_command_and_the_owner_migrates_it(
     team_role, postgres_url, next_version, capsys
 ):
-    with pytest.raises(StoreError, match=r"at schema 2, this jupyter_sandbox needs 3.*jupyter-sandbox migrate"):
+    old, new = next_version - 1, next_version
+    with pytest.raises(
+        StoreError, match=rf"at schema {old}, this jupyter_sandbox needs {new}.*jupyter-sandbox migrate"
+    ):
         Sandbox(team_role)
     assert query(postgres_url, "SELECT to_regclass('extra')")[0][0] is None  # nothing half-done
     assert cli(["migrate", "--store", postgres_url]) == 0
-    assert "schema 2 -> 3 (a table for the test)" in capsys.readouterr().out
-    assert query(postgres_url, "SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
+    assert f"schema {old} -> {new} (a table for the test)" in capsys.readouterr().out
+    assert query(postgres_url, "SELECT value FROM meta WHERE key = 'schema_version'") == [(str(new),)]
     role = re.match(r"postgresql://([^@]+)@", team_role).group(1)
     query(postgres_url, f"GRANT SELECT, INSERT, UPDATE, DELETE ON extra TO {role}")
     sb = Sandbox(team_role)  # current again: the role opens it
     assert sb.eval("return 1").output == 1
     sb.close()
     assert cli(["migrate", "--store", postgres_url]) == 0
-    assert "schema 3, up to date" in capsys.readouterr().out
+    assert f"schema {new}, up to date" in capsys.readouterr().out
 
 
 def test_migrate_brings_an_older_sqlite_file_up_to_date_and_opening_a_current_one_does_not(tmp_path, next_version):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..actions import call_action
-from ..errors import StoreError
+from ..actions import Action, Outcome, call_action
+from ..errors import InputInvalid, StoreError
 from ..stores.rows import Entry
 from .answers import answer_for
 from .waits import EventWait
@@ -139,11 +139,14 @@ class Requests:
 
     def _call(self, item: dict[str, Any]) -> None:
         slot, name = item["s"], item["name"]
+        action = self.runner.engine.actions[name]
+        if action.saved is not None:
+            self._saved(item, action)
+            return
         if self._open(item, "call") is None:
             # The optional fields only when set: most calls have no description, and every row is read back
             optional = {k: item[k] for k in ("description", "line") if item.get(k) is not None}
             self._request("call", item, op="call", name=name, input=item["input"], **optional)
-        action = self.runner.engine.actions[name]
         resume, gate, call_input, answer = answer_for(
             self.runner.journal, self.runner.answers, self.runner.run.id, slot, action.approval, item["input"]
         )
@@ -163,7 +166,30 @@ class Requests:
             on_loop=action.is_async,
         )
 
-    def _child(self, op: str, item: dict[str, Any]) -> None:
+    def _saved(self, item: dict[str, Any], action: Action) -> None:
+        """A call of a saved script (``actions.scripts.NAME``): a child run of the version the call recorded
+        (the newest, when the call is made live)."""
+        assert action.saved is not None
+        store, previous = self.runner.engine.store, self.runner.journal.open_request(item["s"])
+        version = previous.body.get("version") if previous is not None else action.saved_version
+        found = store.script(action.saved, version) if isinstance(version, int) else None  # (Store) saved.py's table
+        failure = None
+        if found is None:
+            failure = _failed(f"{action.name} was removed from the store's saved scripts")
+        elif action.spec is not None and action.spec.checks:
+            try:
+                action.spec.validate(item["input"])
+            except InputInvalid as exc:
+                failure = _failed(f"{action.name}: invalid input: {exc}", "InvalidInput", exc.issues)
+        if failure is not None or found is None:  # the call is journaled, and fails: no child run
+            if previous is None:
+                self._request("call", item, op="call", name=action.name, input=item["input"])
+            self.runner.calls.dispatch(item["s"], failure or _failed(action.name))
+            return
+        spec = {"script": found.source, "input": item["input"], "name": action.name}
+        self._child("delegate", item, spec, version=found.version)
+
+    def _child(self, op: str, item: dict[str, Any], spec: Any = None, **recorded: Any) -> None:
         slot = item["s"]
         previous = self._open(item, "call")
         child_id = previous.body.get("child") if previous is not None else None
@@ -178,6 +204,7 @@ class Requests:
                 child=child_id,
                 description=None,
                 line=item.get("line"),
+                **recorded,
             )
         if not isinstance(child_id, str):  # every child call is journaled with its child's id: a damaged row
             raise StoreError(f"run {self.runner.run.id}: the journaled call at slot {slot} names no child run")
@@ -187,7 +214,13 @@ class Requests:
         self.runner.calls.dispatch(
             slot,
             self.runner.engine.run_child(
-                self.runner.attempt, slot, op, item["input"], child_id, answers, resumed=previous is not None
+                self.runner.attempt,
+                slot,
+                op,
+                item["input"] if spec is None else spec,
+                child_id,
+                answers,
+                resumed=previous is not None,
             ),
         )
 
@@ -236,3 +269,10 @@ class Requests:
                 due=None if timeout is None else self.runner.now + timeout,
             )
         self.runner.waits.events[item["s"]] = EventWait(item["match"], previous.body["due"], item["key"])
+
+
+async def _failed(message: str, name: str = "ActionError", issues: Any = None) -> Outcome:
+    error: dict[str, Any] = {"name": name, "message": message}
+    if issues is not None:
+        error["issues"] = issues
+    return Outcome("error", error=error)

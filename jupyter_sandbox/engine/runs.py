@@ -60,6 +60,7 @@ class Engine:
         self.agents: dict[str, Action] = {}
         self.executor: Executor = ActionPool()
         self.on_progress = on_progress
+        self.sync_scripts: Callable[[], None] | None = None  # registers the store's saved scripts (saved.py)
 
     new_run_id = staticmethod(new_run_id)
 
@@ -354,6 +355,8 @@ class Engine:
         return successor
 
     def _action_names(self, run: RunRow) -> list[str]:
+        if self.sync_scripts is not None:  # another process may have saved (or removed) one since
+            self.sync_scripts()
         allowed = run.options.get("actions")
         names = sorted(self.actions)
         return names if allowed is None else [n for n in names if n in allowed]

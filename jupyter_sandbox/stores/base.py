@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from .migrations import SCHEMA_VERSION
 from .rows import Entry
+from .scripts import SavedScript
 
 __all__ = ["OWNER", "SCHEMA_VERSION", "RunRow", "Store", "new_run_id", "source_hash"]
 
@@ -215,6 +216,17 @@ class Store(Protocol):
 
         The append is fenced as in ``append``: a signal is never marked delivered to a lost attempt.
         """
+
+    # -- saved scripts (scripts.py) -----------------------------------------------------
+
+    def save_script(self, name: str, source: str | None, about: dict[str, Any]) -> int:
+        """Store a new version of a saved script (``source`` None removes it); returns its version."""
+
+    def script(self, name: str, version: int | None = None) -> SavedScript | None:
+        """One version of a saved script (the newest without ``version``); None if none, or removed."""
+
+    def scripts(self, *, removed: bool = False) -> list[SavedScript]:
+        """The newest version of every saved script not removed (``removed``: those too), by name."""
 
     # -- moving runs between stores (portable.py) --------------------------------------
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import StoreError
+from .scripts import POSTGRES_TABLE, SQLITE_TABLE
 
 __all__ = [
     "BASE_VERSION",
@@ -47,6 +48,7 @@ class Step:
 BASE_VERSION = 2  # the version each backend's SCHEMA creates (PostgreSQL stores began here)
 STEPS: tuple[Step, ...] = (
     Step(2, "runs.lease_until (leases with an expiry)", sqlite=("ALTER TABLE runs ADD COLUMN lease_until REAL",)),
+    Step(3, "scripts (saved scripts, versioned)", sqlite=(SQLITE_TABLE,), postgres=(POSTGRES_TABLE,)),
 )
 SCHEMA_VERSION = STEPS[-1].version  # the version this jupyter_sandbox writes
 

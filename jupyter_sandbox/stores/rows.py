@@ -250,6 +250,7 @@ SCHEMAS: dict[str, Schema] = {
         "child": (False, STR),
         "line": (False, OPT_INT),
         "imported": (False, BOOL),
+        "version": (False, _count(1, MAX_COUNT)),  # a saved script's: the version the call ran
     },  # served from a bare call log, journaled as served
     "result": {"ok": (True, BOOL), "value": (False, ANY), "error": (False, _error_record)},
     "now": {"value": (True, _number)},

@@ -25,6 +25,7 @@ from . import migrations
 from .base import OWNER, RunRow
 from .common import ACTIVE, BLOBS, COLUMNS, Heartbeat, lease_held, lease_lost, run_from_values
 from .rows import Entry, decode_journal, decode_value
+from .scripts import ScriptsTable
 
 __all__ = ["DUE", "RESERVE_DUE", "Dialect", "SQLStore", "due_order", "render", "scalar"]
 
@@ -138,7 +139,7 @@ def run_from_row(row: tuple[Any, ...]) -> RunRow:
     return run_from_values(dict(zip(COLUMNS, row[:-1], strict=True)), row[-1])
 
 
-class SQLStore(Generic[C]):
+class SQLStore(ScriptsTable, Generic[C]):
     """The ``Store`` methods (base.py) both SQL backends share, over the backend's connections."""
 
     dialect: Dialect

@@ -1,0 +1,122 @@
+"""Saved scripts: a script kept in the store under a name, called by any run as ``actions.scripts.NAME``.
+
+Every save is a new version; the newest is what a new call runs, as a durable child run (the machinery
+of ``ctx.delegate``), and the call's journal entry records the version, so a replay (or a resume of the
+child) runs the version it ran. Everyone on the store sees the same scripts: the sandbox reads them
+from the store before each attempt and declares them with their schemas.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .actions import Action, check_name, json_copy
+from .errors import RunStateError
+
+if TYPE_CHECKING:
+    from .sandbox import Sandbox
+    from .stores.scripts import SavedScript
+
+__all__ = ["NAMESPACE", "remove", "removed", "save", "sync"]
+
+NAMESPACE = "scripts"
+
+
+def save(
+    sb: Sandbox,
+    name: str,
+    source: str | None,
+    *,
+    run_id: str | None,
+    description: str | None,
+    input_schema: Any,
+    output_schema: Any,
+) -> SavedScript:
+    """Check and store a new version of ``name``: from ``source``, or from run ``run_id``'s source."""
+    check_name(name, (), "script")
+    if "." in name:
+        raise ValueError(f"a saved script's name is one identifier (it becomes scripts.{name}), got {name!r}")
+    if (source is None) == (run_id is None):
+        raise TypeError("save_script takes the script's source or run_id=, one of them")
+    if run_id is not None:
+        run = sb.store.get_run(run_id)
+        if run.source is None:
+            raise RunStateError(f"run {run_id} has no script source to save (an agent's run)", run_id=run_id)
+        source = run.source
+    assert source is not None
+    sb._engine.check_source(source, sb.limits)  # a script that cannot run is refused before it is shared
+    full = f"{NAMESPACE}.{name}"
+    others = [n for n, a in sb._engine.actions.items() if a.saved is None]
+    check_name(full, others, "script")
+    if full in others:
+        raise ValueError(f"an action named {full!r} is registered; a saved script would hide it")
+    if description is not None and not isinstance(description, str):
+        raise TypeError(f"a script's description is a string, got {type(description).__name__}")
+    about: dict[str, Any] = {"description": description}
+    for key, schema in (("input_schema", input_schema), ("output_schema", output_schema)):
+        if schema is not None:
+            about[key] = json_copy(_schema(schema), f"the script's {key}")
+    if run_id is not None:
+        about["from_run"] = run_id
+    version = sb.store.save_script(name, source, about)
+    found = sb.store.script(name, version)
+    assert found is not None
+    sync(sb)
+    return found
+
+
+def remove(sb: Sandbox, name: str) -> bool:
+    """Take ``name`` out of the listing (its versions stay, for the runs that recorded them)."""
+    if sb.store.script(name) is None:
+        return False
+    sb.store.save_script(name, None, {})
+    sync(sb)
+    return True
+
+
+def sync(sb: Sandbox) -> None:
+    """Register the store's saved scripts as the actions ``scripts.NAME`` (and drop those removed)."""
+    actions = sb._engine.actions
+    # Removed ones too: a run that called one replays it from its journal (a live call says it was removed).
+    current = {f"{NAMESPACE}.{s.name}": s for s in sb.store.scripts(removed=True)}
+    for name in [n for n, a in actions.items() if a.saved is not None and n not in current]:
+        del actions[name]
+    for full, script in current.items():
+        known = actions.get(full)
+        if known is not None and (known.saved is None or known.saved_version == _live_version(script)):
+            continue  # an action of the user's own (save refuses that; another process may not have): kept
+        actions[full] = _action(full, script)
+
+
+def _action(full: str, script: SavedScript) -> Action:
+    from .agents.catalog import spec_for
+
+    def saved(input: Any = None) -> Any:  # never called: the engine runs a saved script as a child run
+        raise NotImplementedError
+
+    action = Action(full, saved, description=script.description)
+    action.saved, action.saved_version = script.name, _live_version(script)
+    action.spec = spec_for(
+        saved, full, input_schema=script.about.get("input_schema"), output_schema=script.about.get("output_schema")
+    )
+    action.spec.description = script.description
+    return action
+
+
+def _live_version(script: SavedScript) -> int:
+    """The version a new call runs: 0 once the script was removed."""
+    return script.version if script.source is not None else 0
+
+
+def removed(action: Action) -> bool:
+    """A saved script since removed: still callable by the runs that recorded it, declared no more."""
+    return action.saved is not None and action.saved_version == 0
+
+
+def _schema(schema: Any) -> Any:
+    """A JSON Schema dict as it is, or a type's (a pydantic model, a TypedDict, ``int``...)."""
+    if isinstance(schema, dict):
+        return schema
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(schema).json_schema()
