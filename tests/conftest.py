@@ -141,6 +141,17 @@ def _drop_schemas() -> None:
                 conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
+@pytest.fixture
+def own_server(postgres_server):
+    """A cluster of this test's own, to stop and start (the session's serves every other test)."""
+    from postgres_server import PostgresCluster
+
+    # durable: an immediate stop is a crash, and the session's cluster (no fsync, asynchronous commits)
+    # may lose the last commits in one, as any server configured so would
+    with PostgresCluster(durable=True) as cluster:
+        yield cluster
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def store_url(request, tmp_path):
     """The store every conformance test runs on: an SQLite file, then a PostgreSQL schema."""

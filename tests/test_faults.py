@@ -353,17 +353,6 @@ def test_a_foreign_postgres_schema_is_a_store_error(postgres_url):
     assert "not a usable run store" in str(info.value)
 
 
-@pytest.fixture
-def own_server(postgres_server):
-    """A cluster of this test's own, to stop and start (the session's serves every other test)."""
-    from postgres_server import PostgresCluster
-
-    # durable: an immediate stop is a crash, and the session's cluster (no fsync, asynchronous commits)
-    # may lose the last commits in one, as any server configured so would
-    with PostgresCluster(durable=True) as cluster:
-        yield cluster
-
-
 def test_a_postgres_restart_mid_run_is_a_store_error_then_the_run_resumes(own_server):
     from jupyter_sandbox.stores.postgres import PostgresStore
 

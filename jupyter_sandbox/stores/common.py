@@ -25,7 +25,17 @@ from ..errors import RunBusyError, StoreError
 from .base import OWNER, RunRow
 from .rows import decode_run
 
-__all__ = ["ACTIVE", "BLOBS", "COLUMNS", "Heartbeat", "lease_held", "lease_lost", "lease_seconds", "run_from_values"]
+__all__ = [
+    "ACTIVE",
+    "BLOBS",
+    "COLUMNS",
+    "Heartbeat",
+    "lease_held",
+    "lease_lost",
+    "lease_seconds",
+    "run_from_values",
+    "store_timeout",
+]
 
 log = logging.getLogger("jupyter_sandbox.stores")
 
@@ -67,6 +77,20 @@ def lease_seconds(value: float | None = None) -> float:
             raise StoreError(f"JUPYTER_SANDBOX_LEASE_SECONDS={text!r} is not a number of seconds") from exc
     if not 0.05 <= value <= 86_400:
         raise StoreError(f"a lease of {value} s is out of range (0.05 s to a day)")
+    return float(value)
+
+
+def store_timeout(value: float | None = None) -> float:
+    """How long a call waits for the server (a connection, a lock): ``value``, else
+    ``JUPYTER_SANDBOX_STORE_TIMEOUT``, else 10 s."""
+    if value is None:
+        text = os.environ.get("JUPYTER_SANDBOX_STORE_TIMEOUT")
+        try:
+            value = float(text) if text else 10.0
+        except ValueError as exc:
+            raise StoreError(f"JUPYTER_SANDBOX_STORE_TIMEOUT={text!r} is not a number of seconds") from exc
+    if not 0.1 <= value <= 3600:
+        raise StoreError(f"a store timeout of {value} s is out of range (0.1 s to an hour)")
     return float(value)
 
 

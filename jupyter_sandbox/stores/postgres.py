@@ -14,6 +14,7 @@ trigger, so in the same transaction (a rolled-back change announces nothing);
 
 from __future__ import annotations
 
+import select
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -29,7 +30,7 @@ except ImportError as exc:  # an optional extra
 from ..errors import StoreError
 from . import migrations
 from .base import OWNER
-from .common import Heartbeat, lease_seconds
+from .common import Heartbeat, lease_seconds, store_timeout
 from .pgsql import NOTIFY, SCHEMA, Changes, reason
 from .rows import Entry
 from .sql import RESERVE_DUE, Dialect, SQLStore, due_order, render, scalar
@@ -52,7 +53,26 @@ _PG = Dialect(
     skip_locked=" FOR UPDATE SKIP LOCKED",
     duplicate=psycopg.errors.UniqueViolation,
 )
+_STORED = "SELECT seq, body FROM run_journal WHERE run_id = %(run)s AND seq = ANY(%(seqs)s::bigint[])"
 _HAS_TRIGGER = "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'runs_notify' AND tgrelid = 'runs'::regclass)"
+
+
+def _alive(conn: psycopg.Connection[Any]) -> None:
+    """The pool's check of a connection it hands out: a round trip only when the server has spoken.
+
+    An idle connection has nothing to read unless the server ended it (a restart, a terminated backend,
+    ``idle_session_timeout``: each sends an error, then closes). Then the check fails and the pool
+    connects afresh, so a call costs a reconnect instead of failing.
+    """
+    if conn.closed or conn.broken:
+        raise psycopg.OperationalError("the connection is closed")
+    readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    if readable:
+        ConnectionPool.check_connection(conn)
+
+
+class _Lost(StoreError):
+    """The session ended under a statement (restart, terminated backend, idle timeout): its outcome unknown."""
 
 
 class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
@@ -65,15 +85,15 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
 
     dialect = _PG
 
-    def __init__(self, url: str, *, lease: float | None = None, pool_size: int = 8, timeout: float = 10.0):
+    def __init__(self, url: str, *, lease: float | None = None, pool_size: int = 8, timeout: float | None = None):
         self._secrets = secrets_of(url)
         self.path = masked(url, self._secrets)  # for messages: never a credential
         self.lease_seconds = lease_seconds(lease)
         self._heartbeat = Heartbeat(self._renew, self.lease_seconds)
         self._url = url
-        self._timeout = timeout
+        self._timeout = timeout = store_timeout(timeout)
         try:  # one direct connection first: its error says why (a pool only says it timed out)
-            with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+            with psycopg.connect(url, autocommit=True, connect_timeout=self._connect_timeout) as conn:
                 self._configure(conn)
                 self.schema = str(scalar(conn, "SELECT current_schema()"))
                 version = self._version(conn)
@@ -88,6 +108,7 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
             max_size=pool_size,
             kwargs={"autocommit": True},
             configure=self._configure,
+            check=_alive,
             open=False,
             name="jupyter-sandbox",
             timeout=timeout,
@@ -152,7 +173,8 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
         except PoolTimeout:
             # The pool is still backing off from an outage the server may be over: one direct try.
             try:
-                conn, pooled = psycopg.connect(self._url, autocommit=True, connect_timeout=10), False
+                conn = psycopg.connect(self._url, autocommit=True, connect_timeout=self._connect_timeout)
+                pooled = False
             except psycopg.Error as exc:
                 raise StoreError(
                     f"the run store {self.path} failed: no connection within {self._timeout} s ({self._why(exc)})",
@@ -161,8 +183,10 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
         try:
             yield conn
         except psycopg.Error as exc:
-            if isinstance(exc, psycopg.OperationalError) and pooled:
-                self._pool.check()  # the server went away: drop the pool's dead connections, not just this one
+            if conn.closed or conn.broken:  # the server ended the session: nothing after its last answer ran
+                if pooled:
+                    self._pool.check()  # the server may have gone away: drop every dead connection, not just this
+                raise _Lost(self._mapped(exc).args[0], path=self.path) from exc
             raise self._mapped(exc) from exc
         finally:
             if pooled:
@@ -178,8 +202,17 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
     def _statement(self) -> AbstractContextManager[psycopg.Connection[Any]]:
         return self._conn()  # autocommit: one statement, one round trip
 
+    @property
+    def _connect_timeout(self) -> int:
+        return max(2, round(self._timeout))  # libpq counts whole seconds; 1 would be too few
+
     def _read(self, sql: str, args: Any = ()) -> list[tuple[Any, ...]]:
-        with self._conn() as conn:
+        try:
+            with self._conn() as conn:
+                return conn.execute(sql, args).fetchall()
+        except _Lost:
+            pass
+        with self._conn() as conn:  # a read is safe to repeat: once, on a connection of its own
             return conn.execute(sql, args).fetchall()
 
     def _many(self, conn: psycopg.Connection[Any], sql: str, rows: list[tuple[Any, ...]]) -> None:
@@ -208,8 +241,23 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
     # -- the journal ---------------------------------------------------------------
 
     def append(self, run_id: str, entries: list[tuple[Entry, bytes]]) -> None:
-        """Commit entries in one statement (one round trip), refused once their attempt lost the run."""
-        if entries:
+        """Commit entries in one statement (one round trip), refused once their attempt lost the run.
+
+        When the connection is lost before the answer came, whether the entries committed is read back
+        from the journal: all there is done, none there is written again (fenced as before), a part is
+        an error (it cannot happen: the statement is atomic).
+        """
+        if not entries:
+            return
+        try:
+            with self._conn() as conn:
+                self._insert_entries(conn, run_id, entries)
+        except _Lost:
+            stored = dict(self._read(_STORED, {"run": run_id, "seqs": [e.seq for e, _ in entries]}))
+            if all(stored.get(e.seq) == body for e, body in entries):
+                return  # it committed; only its answer was lost
+            if stored:
+                raise
             with self._conn() as conn:
                 self._insert_entries(conn, run_id, entries)
 

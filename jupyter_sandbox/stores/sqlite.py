@@ -23,7 +23,7 @@ from typing import Any
 from ..errors import StoreError
 from . import migrations
 from .base import OWNER
-from .common import Heartbeat, lease_seconds
+from .common import Heartbeat, lease_seconds, store_timeout
 from .rows import Entry
 from .sql import DUE, RESERVE_DUE, Dialect, SQLStore, due_order, render
 
@@ -116,7 +116,9 @@ class SQLiteStore(SQLStore[sqlite3.Connection]):
 
     dialect = _SQLITE
 
-    def __init__(self, path: str | os.PathLike[str] = ":memory:", *, lease: float | None = None):
+    def __init__(
+        self, path: str | os.PathLike[str] = ":memory:", *, lease: float | None = None, timeout: float | None = None
+    ):
         self.path = str(path)
         self._lock = threading.RLock()
         self.lease_seconds = lease_seconds(lease)
@@ -129,8 +131,9 @@ class SQLiteStore(SQLStore[sqlite3.Connection]):
         try:
             # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so the write
             # lock is taken up front and two writers never deadlock on an upgrade.
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10.0)
-            self._db.execute("PRAGMA busy_timeout = 10000")  # other processes share the file
+            wait = store_timeout(timeout)  # for the write lock another process holds
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=wait)
+            self._db.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")  # other processes share the file
             if self.path != ":memory:":
                 self._db.execute("PRAGMA journal_mode = WAL")  # readers never block the writer
             # NORMAL in WAL survives a killed process (not a power cut) at ~20 µs a commit;
