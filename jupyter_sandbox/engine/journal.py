@@ -319,6 +319,32 @@ def plan_from_call_log(call_log: Any) -> dict[str, Any]:
     return plan
 
 
+SIGNAL_RESERVE = 1024  # bytes a run keeps beside its held signals: the attempt entries of the resumes that deliver
+
+
+def signal_size(event: Any) -> int:
+    """The encoded size of the journal entry that delivers ``event``, counted with the largest numbers it may carry."""
+    return len(encode(Entry("event", 2**31 - 1, time.time(), MAX_SLOT, {"event": event, "signal": 2**63 - 1}, 2**31)))
+
+
+def signal_room(event: Any, cap: int, used: int, held: Iterable[Any]) -> LimitExceeded | None:
+    """Why a run whose journal is ``used`` of ``cap`` bytes, holding the undelivered signals ``held``, cannot take
+    ``event``, or None. Counted when the signal is sent, so every signal a run holds can be journaled when it
+    is delivered: one too large is refused here, never left to fail every later resume at delivery."""
+    size = signal_size(event)
+    pending = sum(signal_size(e) for e in held)
+    room = cap - used - pending - SIGNAL_RESERVE
+    if size <= room:
+        return None
+    return LimitExceeded(
+        "journal-cap",
+        f"the signal is {size:,} bytes as a journal entry and its run can take {max(room, 0):,} more "
+        f"(its journal cap is {cap:,} bytes: {used:,} journaled, {pending:,} held by undelivered signals, "
+        f"{SIGNAL_RESERVE:,} kept for resumes); send a smaller event, or a reference to where the data is",
+        value=cap,
+    )
+
+
 class JournalWriter:
     """Appends entries for one attempt, under the journal caps, in batches the store commits."""
 

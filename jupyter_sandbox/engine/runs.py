@@ -31,7 +31,7 @@ from . import children
 from .answers import Answers
 from .attempt import Attempt, AttemptResult, Observer
 from .clock import Clock
-from .journal import CallLog, Journal, plan_from_call_log
+from .journal import CallLog, Journal, plan_from_call_log, signal_room
 from .lint import lint
 from .pool import ActionPool
 from .realm import Limits
@@ -375,7 +375,13 @@ class Engine:
 
     async def signal(self, run_id: str, event: Any, observer: Observer | None = None) -> RunResult | None:
         """Queue an event for a run; if it (or its top-level run) is parked, resume it now."""
-        self.store.add_signal(run_id, json_copy(event, "the signal's event"))
+        event = json_copy(event, "the signal's event")
+        target = self.store.get_run(run_id)
+        held = [e for _, e in self.store.pending_signals(run_id)]
+        refused = signal_room(event, self._limits_of(target).journal_bytes, self.store.journal_bytes(run_id), held)
+        if refused is not None:
+            raise refused
+        self.store.add_signal(run_id, event)
         root = self._root(run_id)
         if self.store.get_run(root).status != "parked":
             return None  # delivered when the run next reaches a matching wait
