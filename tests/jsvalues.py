@@ -243,3 +243,28 @@ def containing(values: st.SearchStrategy[Any], part: st.SearchStrategy[Any], as_
         return [inner] if wrap_in_list else {"k": inner}
 
     return st.builds(place, values, part, st.booleans())
+
+
+def value_sandbox(value=None):
+    """``give`` returns ``value``; ``take`` records what it receives; ``gate`` pauses once."""
+    from jupyter_sandbox import ActionInterrupt, Limits, Sandbox
+
+    sb = Sandbox(limits=Limits(stack_bytes=8 * 2**20))  # room for FP's own recursion at depth 250
+    sb.received = []
+
+    @sb.action
+    def give(_):
+        return value
+
+    @sb.action
+    def take(x):
+        sb.received.append(x)
+        return 1
+
+    @sb.action
+    def gate(_, resume=None):
+        if resume is None:
+            raise ActionInterrupt()
+        return 1
+
+    return sb

@@ -35,6 +35,7 @@ from jsvalues import (
     strings,
     surrogate_keys,
     to_python,
+    value_sandbox,
 )
 from program_runs import build, canonical, comparable, drive, plan_of, typed
 from programs import PRELUDE, Call, Gate, Par, Program, Race, Removed, Sleep, Step, programs, small_values
@@ -210,31 +211,6 @@ def test_a_one_token_edit_that_changes_an_effect_is_reported_at_its_position(pro
 
 
 # -- values crossing the boundary: the same type and value, live and on replay ------------
-
-
-def value_sandbox(value=None):
-    """``give`` returns ``value``; ``take`` records what it receives; ``gate`` pauses once."""
-    from jupyter_sandbox import ActionInterrupt, Limits, Sandbox
-
-    sb = Sandbox(limits=Limits(stack_bytes=8 * 2**20))  # room for FP's own recursion at depth 250
-    sb.received = []
-
-    @sb.action
-    def give(_):
-        return value
-
-    @sb.action
-    def take(x):
-        sb.received.append(x)
-        return 1
-
-    @sb.action
-    def gate(_, resume=None):
-        if resume is None:
-            raise ActionInterrupt()
-        return 1
-
-    return sb
 
 
 PY_TO_JS = (

@@ -69,6 +69,23 @@ def test_catching_a_resource_limit_reached_in_the_host_does_not_let_the_run_go_o
     assert limit_of(sandbox, source) == limit
 
 
+# Many small objects: QuickJS runs out of memory so badly it throws null, not an InternalError.
+SMALL_OBJECTS = "function hoard() { const a = []; for (;;) a.push({a: a.length, b: [1, 2, 3]}) }\n"
+
+
+@pytest.mark.parametrize("site", [s for s in SITES if s != "thrown error's message"])
+@pytest.mark.parametrize("caught", [False, True])
+def test_a_getter_running_out_of_memory_so_badly_that_null_is_thrown_is_the_memory_limit(sandbox, site, caught):
+    read = SITES[site].replace("V", "{get x() { return hoard() }}")
+    source = SMALL_OBJECTS + (f"try {{ {read} }} catch (e) {{}}" if caught and "return" not in read else read)
+    assert limit_of(sandbox, source + "\nreturn 'went on'") == "memory"
+
+
+def test_a_null_a_script_that_can_throw_null_throws_from_a_getter_is_still_its_own(sandbox):
+    source = "const o = {get x() { throw null }};\ntry { await actions.echo(o) } catch (e) { return e === null }"
+    assert sandbox.eval(source).output is True
+
+
 def test_the_stack_limit_names_the_script_line_that_handed_the_value_over(sandbox):
     with pytest.raises(LimitExceeded) as info:
         sandbox.eval(DEEP + "const v = " + GETTERS["stack"] + ";\nawait actions.echo(v);")
@@ -82,8 +99,8 @@ def test_a_getter_that_throws_null_is_rethrown_as_it_is(sandbox):
 
 
 def test_a_bad_value_is_still_a_type_error_naming_the_call(sandbox):
-    out = sandbox.eval("try { await actions.echo({x: () => 1}) } catch (e) { return [e.name, e.message] }")
-    assert out.output == ["TypeError", "actions.echo: input.x is a function, which JSON cannot carry"]
+    out = sandbox.eval("try { await actions.echo({x: 1n}) } catch (e) { return [e.name, e.message] }")
+    assert out.output == ["TypeError", "actions.echo: input.x is a BigInt, which JSON cannot carry"]
 
 
 def test_a_data_getter_exhausting_a_resource_is_named_in_data(sandbox):

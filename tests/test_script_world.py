@@ -152,12 +152,10 @@ def test_lint_runs_before_anything_executes(sb):
 @pytest.mark.parametrize(
     "value, problem",
     [
-        ("() => 1", "$.x is a function"),
-        ("Symbol('s')", "is a symbol"),
-        ("10n", "is a BigInt"),
+        ("10n", "$.x is a BigInt"),
         ("NaN", "is NaN"),
         ("Infinity", "is Infinity"),
-        ("[1, undefined]", "input.x[1] is undefined"),
+        ("[1, NaN]", "input.x[1] is NaN"),
         ("new Map()", "is a Map"),
         ("'\\ud800'", "lone surrogate"),
     ],

@@ -33,7 +33,7 @@ import quickjs
 from ..errors import LimitExceeded, SandboxError, ScriptError
 from ..source import script_lines
 from .limits import Limits
-from .returns import top_level_returns
+from .returns import cannot_throw_null, top_level_returns
 
 __all__ = ["Limits", "Realm", "LINE_OFFSET"]
 
@@ -89,6 +89,7 @@ class Realm:
             "lineOffset": LINE_OFFSET,
             "consoleLines": self.limits.console_lines,
             "consoleBytes": self.limits.console_bytes,
+            "nullIsMemory": cannot_throw_null(self.source),
         }
         self._guard(self._configure, json.dumps(settings, allow_nan=False), now)
         wrapped = "\n" * (LINE_OFFSET - 1) + "(async function () {\n" + self.source + "\n})"

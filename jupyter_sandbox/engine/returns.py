@@ -19,7 +19,7 @@ import re
 
 from ..source import Meter, code_only, line_starts
 
-__all__ = ["top_level_returns"]
+__all__ = ["cannot_throw_null", "top_level_returns"]
 
 _TOKEN = re.compile(r"=>|[{}()]|[A-Za-z_$][\w$]*")
 _NOT_A_FUNCTION = frozenset({"if", "for", "while", "switch", "catch", "with"})
@@ -64,3 +64,21 @@ def top_level_returns(source: str) -> list[tuple[int, int]]:
         line = bisect.bisect_right(starts, at)
         out.append((line, len(source[starts[line - 1] : at].encode("utf-8", "surrogatepass")) + 1))
     return out
+
+
+_THROW = re.compile(r"(?<![\w$])throw(?![\w$])")
+_THROWN_ERROR = re.compile(r"\s*(?:new\s|[\"'`])")  # what follows a `throw` that cannot throw null
+
+
+def cannot_throw_null(source: str) -> bool:
+    """Whether the script has no ``throw`` that could throw null: each throws ``new ...`` or a string.
+
+    Then a null thrown at the host is QuickJS out of memory so badly it could build no error.
+
+    >>> cannot_throw_null("throw new Error('x')"), cannot_throw_null("catch (e) { throw e }")
+    (True, False)
+    """
+    if not _THROW.search(source):  # the usual script: one scan in C
+        return True
+    code = code_only(source, Meter())
+    return all(_THROWN_ERROR.match(source, m.end()) for m in _THROW.finditer(code))  # (offsets agree)

@@ -50,8 +50,6 @@ const ObjectProto = Object.prototype;
 const ProxyCtor = Proxy;
 const SymbolSpecies = Symbol.species;
 const reflectGet = Reflect.get;
-const dateToISO = uncurry(Date.prototype.toISOString);
-const dateTime = uncurry(Date.prototype.getTime);
 const realNow = Date.now;
 const realRandom = Math.random;
 const MathFloor = Math.floor;
@@ -110,6 +108,43 @@ let clockBase = 0;        // host clock (epoch ms) at the last entry into JS
 let clockReal = 0;        // realNow() at that moment
 
 // ---- canonical JSON: validation, transport and content keys in one pass ---
+//
+// A value crosses as JSON.stringify would write it (docs/values.md): toJSON (own or
+// inherited) called with its key, boxed primitives unboxed, undefined, functions and
+// symbols left out of objects and null in arrays, keys sorted (the content key's form);
+// except that what JSON would carry wrongly or not at all is refused with its path:
+// NaN and Infinity, BigInt, a lone surrogate, a cycle, nesting past MAX_DEPTH, and any
+// object but a plain one, an array or an Error (a Map, a Set, a RegExp, a typed array).
+
+const reflectApply = Reflect.apply;
+const numberValue = uncurry(Number.prototype.valueOf);
+const stringValue = uncurry(String.prototype.valueOf);
+const booleanValue = uncurry(Boolean.prototype.valueOf);
+let hostValues = false; // while the host writes JSON it parsed itself: no toJSON of a script's is asked
+
+// What JSON.stringify makes of a value before writing it: its toJSON(key)'s result, a boxed
+// primitive's own value. ``key`` is the property name, or an index (made a string only for toJSON).
+function prepared(v, key) {
+  if (typeof v !== "object" || v === null) {
+    if (typeof v !== "bigint" || hostValues) return v;
+  } else if (hostValues) {
+    return v;
+  }
+  const toJSON = v.toJSON;
+  if (typeof toJSON === "function") v = reflectApply(toJSON, v, [typeof key === "number" ? StringCtor(key) : key]);
+  if (typeof v !== "object" || v === null) return v;
+  switch (toTag(v)) { // the brand's own value, as JSON.stringify reads [[NumberData]] and the rest
+    case "[object Number]": try { return numberValue(v); } catch (e) { return v; }
+    case "[object String]": try { return stringValue(v); } catch (e) { return v; }
+    case "[object Boolean]": try { return booleanValue(v); } catch (e) { return v; }
+  }
+  return v;
+}
+
+// Whether JSON.stringify leaves a prepared value out of an object (and writes null in an array).
+function absent(v) {
+  return v === undefined || typeof v === "function" || typeof v === "symbol";
+}
 
 function canon(v, path, seen) {
   switch (typeof v) {
@@ -135,13 +170,6 @@ function canon(v, path, seen) {
   for (let i = 0; i < seen.length; i++) {
     if (seen[i] === v) throw new TypeErrorCtor(`${path} is a cyclic reference`);
   }
-  const tag = toTag(v);
-  if (tag === "[object Date]") { // a real Date crosses as its ISO string, as JSON.stringify does
-    let time = NaN;
-    try { time = dateTime(v); } catch (e) { /* not a Date, only tagged as one */ }
-    if (!NumberIsFinite(time)) throw new TypeErrorCtor(`${path} is an invalid Date`);
-    return JSONstringify(dateToISO(v));
-  }
   append(seen, v); // the path from the root: a value met again on it is a cycle
   if (isError(v)) {
     const out = canon(errorRecord(v), path, seen);
@@ -151,9 +179,14 @@ function canon(v, path, seen) {
   let out;
   if (isArray(v)) {
     out = "[";
-    for (let i = 0; i < v.length; i++) out += (i ? "," : "") + canon(v[i], `${path}[${i}]`, seen);
+    const n = v.length;
+    for (let i = 0; i < n; i++) {
+      const item = prepared(v[i], i);
+      out += (i ? "," : "") + (absent(item) ? "null" : canon(item, `${path}[${i}]`, seen));
+    }
     out += "]";
   } else {
+    const tag = toTag(v);
     if (tag !== "[object Object]") {
       seen.length--;
       throw new TypeErrorCtor(`${path} is a ${strSlice(tag, 8, -1)}, which JSON cannot carry`);
@@ -161,8 +194,8 @@ function canon(v, path, seen) {
     const keys = arraySort(ObjectKeys(v));
     out = "{";
     for (let i = 0; i < keys.length; i++) {
-      const value = v[keys[i]];
-      if (value === undefined) continue; // as JSON.stringify: an absent field
+      const value = prepared(v[keys[i]], keys[i]);
+      if (absent(value)) continue; // as JSON.stringify: an absent field
       // refused as a lone surrogate in a value is: it cannot be stored, and rewriting it changes the key
       if (!isWellFormed(keys[i])) throw new TypeErrorCtor(`${path} has a key with a lone surrogate`);
       out += (out.length > 1 ? "," : "") + JSONstringify(keys[i]) + ":"
@@ -237,10 +270,18 @@ function scriptStack(stack) {
   return out;
 }
 
+// A value the script hands the host, as JSON text; undefined (as JSON.stringify's undefined) is null.
 function toJSONText(v, path) {
-  if (v === undefined) return "null";
   if (typeof v === "number" && NumberIsFinite(v)) return JSONstringify(v); // the common case, no walk
+  v = prepared(v, "");
+  if (v === undefined) return "null";
   return canon(v, path, []);
+}
+
+// JSON the host parsed (a bare call log's entries), written back: nothing of the script's runs.
+function hostJSONText(v, path) {
+  hostValues = true;
+  try { return toJSONText(v, path); } finally { hostValues = false; }
 }
 
 // ---- the request queue: what the script asked the host for ---------------
@@ -291,7 +332,7 @@ let frontier = 0;               // 1 + the last slot the journal reserved: befor
 
 // The content key of an effect recorded in a bare call log (one the journal did not key).
 function keyOf(kin) {
-  const input = toJSONText(kin.input, "call_log input");
+  const input = hostJSONText(kin.input, "call_log input");
   switch (kin.op) {
     case "call": return `tool|${kin.name}|${input}`;
     case "sleep": return `sleep|${kin.input}`;
@@ -308,10 +349,10 @@ function journalImported(i) {
     push(`{"t":"${rK[i]}","s":${rS[i]},"value":${JSONstringify(rV[i])}}`);
     return;
   }
-  const outcome = !rFail[i] ? `"ok":true,"value":${toJSONText(rV[i], "call_log response")}`
+  const outcome = !rFail[i] ? `"ok":true,"value":${hostJSONText(rV[i], "call_log response")}`
     : `"ok":false,"error":{"message":${JSONstringify(StringCtor(own(rE[i], "message")))}}`;
   push(`{"t":"imported","s":${rS[i]},"key":${JSONstringify(rK[i])},"op":${JSONstringify(kin.op)},` +
-       `"name":${JSONstringify(kin.name === undefined ? null : kin.name)},"input":${toJSONText(kin.input, "call_log input")},` +
+       `"name":${JSONstringify(kin.name === undefined ? null : kin.name)},"input":${hostJSONText(kin.input, "call_log input")},` +
        `"timeout":${JSONstringify(kin.timeout === undefined ? null : kin.timeout)},${outcome}}`);
 }
 
@@ -513,6 +554,7 @@ function note(kind, fields) {
 // raises LimitExceeded on the queued request at its next take, or reads the
 // flag after a failure (an out-of-memory realm may not get to push anything).
 let limitReached = "";
+let nullIsMemory = false; // set by configure: the script cannot throw null itself
 let consoleMaxLines = Infinity;
 let consoleMaxBytes = Infinity;
 let consoleCount = 0;
@@ -532,7 +574,10 @@ function reachLimit(limit) {
 // "stack" or "memory" for the engine's own resource errors, else null. Read off
 // the prototype and the message the engine set, not instanceof (a script's to answer).
 function resourceLimit(e) {
-  if (e === null || typeof e !== "object") return null;
+  // QuickJS throws null when it cannot even build the "out of memory" error; a null out of a
+  // script that has no `throw` able to throw one (engine/returns.py) is that.
+  if (e === null) return nullIsMemory ? "memory" : null;
+  if (typeof e !== "object") return null;
   try {
     const proto = getProto(e);
     if (proto !== RangeErrorProto && proto !== InternalErrorProto) return null;
@@ -926,6 +971,7 @@ G.__jsbx_host = {
     strict = !!settings.strict;
     if (typeof settings.consoleLines === "number") consoleMaxLines = settings.consoleLines;
     if (typeof settings.consoleBytes === "number") consoleMaxBytes = settings.consoleBytes;
+    nullIsMemory = settings.nullIsMemory === true;
     for (let i = 0; i < settings.actions.length; i++) actionNames[settings.actions[i]] = true;
     actionSorted = arraySort(settings.actions.slice());
     const many = actionSorted.length > 40; // the message lists them all, up to a point
@@ -942,6 +988,8 @@ G.__jsbx_host = {
       try {
         finish(`{"ok":true,"value":${toJSONText(value, "the script's return value")}}`);
       } catch (e) { // marked: the host names the line of the script's `return` (engine/returns.py)
+        const limit = resourceLimit(e); // a getter or toJSON of the value ran out of stack or memory
+        if (limit !== null) reachLimit(limit);
         const error = describeError(e);
         finish(`{"ok":false,"error":${strSlice(error, 0, -1)},"returned":true}}`);
       }
