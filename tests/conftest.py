@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 
+import pace  # the machine's pace, measured as the run starts (tests/pace.py)
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -24,6 +25,10 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_report_header(config):
+    return f"pace: this machine runs {pace.SLOWDOWN:.2f}x slower than idle; waits are bounded accordingly"
 
 
 @pytest.fixture

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pace import bound
 
 from jupyter_sandbox import (
     ActionError,
@@ -84,9 +85,11 @@ EXCLUDED = frozenset({"microtask-loop", "native-loop"})
 
 @pytest.fixture(scope="module")
 def generated():
-    reports = stress.run_fuzz(CASES, SEED, workers=2, hang_after=4.0, log=lambda message: None, exclude=EXCLUDED)[
-        "reports"
-    ]
+    # hang_after only bounds a case that never answers (a defect): a slow case on a busy machine is not one.
+    hang_after = bound(10.0)
+    reports = stress.run_fuzz(
+        CASES, SEED, workers=2, hang_after=hang_after, log=lambda message: None, exclude=EXCLUDED
+    )["reports"]
     by_category = collections.defaultdict(list)
     for report in reports:
         by_category[report["category"]].append(report)
@@ -186,11 +189,9 @@ def test_a_source_ending_in_a_template_escape_is_a_syntax_error(fast, source):
 
 @pytest.mark.parametrize("source", stress.NEVER_SETTLE)
 def test_waiting_on_nothing_is_a_clear_error_not_a_hang(fast, source):
-    started = time.monotonic()
     with pytest.raises(ScriptError) as info:
         fast.eval(source)
     assert "nothing will settle" in str(info.value)
-    assert time.monotonic() - started < 2
     assert_usable(fast)
 
 
@@ -424,21 +425,31 @@ def test_an_action_that_raises_is_a_catchable_action_error(fast):
 
 @pytest.mark.parametrize("is_async", [False, True])
 def test_a_hung_action_times_out_as_an_action_error(fast, is_async):
+    # The action ends only when released (or after a minute): an eval that returns before, with the timeout's
+    # error, did not wait for it.
+    release, finished = threading.Event(), threading.Event()
     if is_async:
 
         @fast.action
         async def stuck(x):
-            await asyncio.sleep(5)
+            for _ in range(600):
+                if release.is_set():
+                    break
+                await asyncio.sleep(0.1)
+            finished.set()
     else:
 
         @fast.action
         def stuck(x):
-            time.sleep(0.6)
+            release.wait(60)
+            finished.set()
 
-    started = time.monotonic()
-    with pytest.raises(ActionError) as info:
-        fast.eval("return await actions.stuck(1)")
-    assert "did not finish within 0.3 s" in str(info.value) and time.monotonic() - started < 0.6 + 0.5
+    try:
+        with pytest.raises(ActionError) as info:
+            fast.eval("return await actions.stuck(1)")
+        assert "did not finish within 0.3 s" in str(info.value) and not finished.is_set()
+    finally:
+        release.set()
 
 
 def test_the_per_action_timeout_overrides_the_limit():
@@ -541,12 +552,12 @@ def test_interrupt_data_that_is_not_json_is_an_action_error(kind):
 # (threads cannot be cancelled) and Engine.executor has 32; once 32 are stuck, every later action of that Sandbox
 # 'times out' without ever starting
 def test_hung_actions_do_not_starve_later_ones():
-    sb = Sandbox(limits=Limits(action_timeout=0.2))
+    sb = Sandbox(limits=Limits(action_timeout=bound(0.2)))  # the quick call after must finish within it
     release = threading.Event()
 
     @sb.action
     def stuck(x):
-        release.wait(5)
+        release.wait(60)
 
     @sb.action
     def quick(x):
@@ -572,10 +583,8 @@ def test_a_blocking_async_action_still_times_out():
         time.sleep(0.8)
         return 1
 
-    started = time.monotonic()
-    with pytest.raises(ActionError):
+    with pytest.raises(ActionError):  # today the call returns 1 after 0.8 s: the timeout never fired
         sb.eval("return await actions.blocks(1)")
-    assert time.monotonic() - started < 0.6
 
 
 # =====================================================================================================
@@ -797,11 +806,12 @@ def _run_wave(tmp: Path, names: list[str], deadline: float) -> dict[str, str]:
 def hangs(tmp_path_factory):
     """name -> the error class name the case ended with, 'ok', or 'timeout'.
 
-    The cases that should end run first, together (10 s at most); then the ones that spin today, together (4 s).
+    The cases that should end run first, together; then the ones that spin a CPU, together. Each wave's bound
+    (10 s and 4 s on an idle machine) only turns a hang into ``timeout``.
     """
     tmp = tmp_path_factory.mktemp("hangs")
-    out = _run_wave(tmp, [n for n in HANG_CASES if n not in SPINNING], 10.0)
-    out.update(_run_wave(tmp, [n for n in HANG_CASES if n in SPINNING], 4.0))
+    out = _run_wave(tmp, [n for n in HANG_CASES if n not in SPINNING], bound(10.0))
+    out.update(_run_wave(tmp, [n for n in HANG_CASES if n in SPINNING], bound(4.0)))
     return out
 
 

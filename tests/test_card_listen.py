@@ -14,12 +14,13 @@ import time
 
 import psycopg
 import pytest
+from pace import bound
 from test_magic import APPROVE, attach, card, cell, ip, sandbox, testing_shell  # noqa: F401
 
 import jupyter_sandbox
 from jupyter_sandbox.notebook import cards as card_registry
 
-DEADLINE = 30.0
+DEADLINE = bound(10.0)
 LISTENERS = "SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN jupyter_sandbox' AND pid <> pg_backend_pid()"
 
 

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from pace import bound
 
 from jupyter_sandbox import RunBusyError, RunParked, RunStateError, Sandbox, SandboxError, SandboxInterrupt
 
@@ -77,27 +78,30 @@ def test_threads_calling_eval_at_once_on_one_sandbox(store_path):
 
 
 def test_a_slow_action_in_one_run_does_not_hold_up_the_others(sb):
+    # The slow action ends only when the quick run has finished (or, if that run waits for it, after a bound
+    # that then fails the test): a quick run held up by it would finish after it.
+    entered, release, slow_done = threading.Event(), threading.Event(), threading.Event()
+
     @sb.action
     def slow(x):
-        time.sleep(0.8)
+        entered.set()
+        release.wait(bound(30))
+        slow_done.set()
         return x
 
     @sb.action
     def quick(x):
         return x
 
-    finished = {}
-
-    def run(name, source):
-        sb.eval(source)
-        finished[name] = time.monotonic()
-
-    slow_thread = threading.Thread(target=run, args=("slow", "return await actions.slow(1)"))
+    slow_thread = threading.Thread(target=lambda: sb.eval("return await actions.slow(1)"))
     slow_thread.start()
-    time.sleep(0.1)
-    run("quick", "let s = 0; for (let i = 0; i < 20; i++) s += await actions.quick(i); return s")
-    slow_thread.join()
-    assert finished["quick"] < finished["slow"]
+    try:
+        assert entered.wait(bound(10))
+        result = sb.eval("let s = 0; for (let i = 0; i < 20; i++) s += await actions.quick(i); return s")
+        assert result.output == 190 and not slow_done.is_set()
+    finally:
+        release.set()
+        slow_thread.join()
 
 
 def test_processes_sharing_one_store(tmp_path, store_url):

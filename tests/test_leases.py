@@ -23,6 +23,7 @@ import pytest
 from examples import scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pace import bound
 
 from jupyter_sandbox import ActionInterrupt, RunBusyError, Sandbox, SandboxInterrupt
 from jupyter_sandbox.stores.rows import Entry, encode
@@ -51,7 +52,7 @@ CHILD = textwrap.dedent("""
         if resume is None:
             raise ActionInterrupt(data=x)
         note("approve")
-        time.sleep(1.0)
+        time.sleep(float(os.environ.get("APPROVE_SECONDS", "1.0")))  # the winner holds the run this long
         return resume.value
 
     try:
@@ -59,6 +60,7 @@ CHILD = textwrap.dedent("""
             result = sb.eval(os.environ["SOURCE"])
         else:
             go = Path(sys.argv[5])
+            Path(f"{go}.ready.{os.getpid()}").touch()
             while not go.exists():  # both racers claim at the same moment
                 time.sleep(0.005)
             result = sb.resume(sys.argv[4], True)
@@ -114,8 +116,11 @@ def test_two_processes_racing_to_resume_one_wins_and_the_other_gets_RunBusyError
     with pytest.raises(SandboxInterrupt) as info:
         sb.eval("return await actions.approve(1)")
     go = tmp_path / "go"
-    racers = [child("resume", info.value.run_id, str(go)) for _ in range(2)]
-    time.sleep(1.5)  # both started and waiting at the gate (the winner's approve then takes 1 s)
+    racers = [child("resume", info.value.run_id, str(go), env={"APPROVE_SECONDS": str(bound(1.0))}) for _ in range(2)]
+    deadline = time.monotonic() + bound(60)
+    while len(list(tmp_path.glob("go.ready.*"))) < 2:  # both started and waiting at the gate
+        assert time.monotonic() < deadline and all(p.poll() is None for p in racers), "a racer did not start"
+        time.sleep(0.01)
     go.touch()
     outcomes = sorted((outcome(p) for p in racers), key=lambda o: o["status"])
     assert [o["status"] for o in outcomes] == ["busy", "completed"], outcomes
@@ -124,20 +129,21 @@ def test_two_processes_racing_to_resume_one_wins_and_the_other_gets_RunBusyError
 
 
 def test_a_lease_is_renewed_while_a_long_action_runs(store_url, monkeypatch):
-    monkeypatch.setenv("JUPYTER_SANDBOX_LEASE_SECONDS", "0.3")
+    lease = bound(0.1)  # 0.3 s on an idle machine: longer on a busy one, where the heartbeat runs late
+    monkeypatch.setenv("JUPYTER_SANDBOX_LEASE_SECONDS", str(lease))
     sb, rival = Sandbox(store_url), Sandbox(store_url)
     started = threading.Event()
 
     @sb.action
     def slow(x):
         started.set()
-        time.sleep(1.5)  # five leases long: only the heartbeat keeps it
+        time.sleep(5 * lease)  # five leases long: only the heartbeat keeps it
         return x
 
     runner = threading.Thread(target=lambda: sb.eval("return await actions.slow(1)"))
     runner.start()
-    started.wait(10)
-    time.sleep(0.8)
+    assert started.wait(bound(10))
+    time.sleep(2.7 * lease)
     run = sb.runs()[0]
     try:
         assert rival.store.get_run(run.id).status == "running"

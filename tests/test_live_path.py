@@ -22,6 +22,7 @@ import pytest
 from examples import scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pace import bound
 
 from jupyter_sandbox import ActionError, ActionInterrupt, RunBusyError, Sandbox, SandboxInterrupt
 from jupyter_sandbox.errors import StoreError
@@ -580,7 +581,7 @@ def test_a_quick_action_that_waits_for_another_run_on_the_loop_does_not_stop_tha
 
     @sb.action
     def take(x):
-        return handoff.get(timeout=5)
+        return handoff.get(timeout=bound(5))
 
     @sb.action
     def put(x):
@@ -595,7 +596,7 @@ def test_a_quick_action_that_waits_for_another_run_on_the_loop_does_not_stop_tha
     source = "await actions.started(0); await ctx.sleep(800); await actions.put('later')"
     producer = threading.Thread(target=sb.eval, args=(source,))
     producer.start()
-    producing.wait(10)
+    assert producing.wait(bound(10))
     try:
         assert sb.eval("await actions.take(0); return await actions.take(0)").output == "later"
     finally:

@@ -8,6 +8,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
+from pace import bound
 from typing_extensions import TypedDict
 
 import jupyter_sandbox
@@ -493,7 +494,7 @@ def test_scheduler_wakes_a_parked_cell_and_fills_its_output(ip):
     cell(ip, "-o out", "await ctx.sleep(1100)\nreturn 'woke'")
     shown = card()
     assert shown.doc["status"] == "parked"
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + bound(5)
     while ip.user_ns.get("out") != "woke" and time.monotonic() < deadline:
         time.sleep(0.05)
     assert ip.user_ns.get("out") == "woke" and shown.doc["status"] == "completed"
