@@ -7,7 +7,6 @@ Run from the repository root::
 
     python bench/lint.py              # 16, 64, 256 KiB, 5 repetitions (about a minute on 2 cores)
     python bench/lint.py --quick      # 16 and 64 KiB, 3 repetitions
-    python bench/lint.py --reference  # adds a regex-based reference lint at 16 KiB (slow: seconds a row)
 
 Prints a markdown table and writes it to ``bench/results/lint.md`` (``--out``
 elsewhere). ``bench/README.md`` says what the rows and columns mean. Nothing
@@ -18,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
 import os
 import platform
 import statistics
@@ -96,13 +94,6 @@ def linting(lint_function: Callable[[str], None], source: str) -> Callable[[], N
     return run
 
 
-def reference_lint() -> Callable[[str], None]:
-    spec = importlib.util.spec_from_file_location("lint_reference", REPO / "tests" / "lint_reference.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.lint
-
-
 def machine_info() -> str:
     def git(*args: str) -> str:
         try:
@@ -128,7 +119,6 @@ def load_average() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="16 and 64 KiB, 3 repetitions")
-    parser.add_argument("--reference", action="store_true", help="also time a regex-based reference lint at 16 KiB")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "lint.md")
     args = parser.parse_args(argv)
     sizes = [16, 64] if args.quick else [16, 64, 256]
@@ -147,12 +137,6 @@ def main(argv: list[str] | None = None) -> int:
         for key, run in runs.items():
             samples[key].append(timed(run))
     per_kib = {key: statistics.median(values) / key[1] * 1e6 for key, values in samples.items()}
-    before: dict[str, float] = {}
-    if args.reference:
-        old = reference_lint()
-        for name in cases:
-            print(f"regex lint: {name}", file=sys.stderr)
-            before[name] = timed(linting(old, sources[(name, 16)])) / 16 * 1e6
 
     head = " | ".join(f"CPU µs/KiB at {kib} KiB" for kib in sizes)
     lines = [
@@ -161,17 +145,14 @@ def main(argv: list[str] | None = None) -> int:
         machine_info() + f" (at the start: {started_load})",
         f"{reps} repetitions, interleaved; medians.",
         "",
-        f"| source | {head} | growth {sizes[-1]}/{sizes[0]} KiB | ratio to str.count at {sizes[-1]} KiB"
-        + (" | regex lint (before) CPU µs/KiB at 16 KiB |" if before else " |"),
-        "| --- " * (len(sizes) + 3 + bool(before)) + "|",
+        f"| source | {head} | growth {sizes[-1]}/{sizes[0]} KiB | ratio to str.count at {sizes[-1]} KiB |",
+        "| --- " * (len(sizes) + 3) + "|",
     ]
     for name in [*cases, F_COUNT, F_ENCODE]:
         cells = [f"{per_kib[(name, kib)]:,.1f}" for kib in sizes]
         growth = per_kib[(name, sizes[-1])] / per_kib[(name, sizes[0])]
         ratio = per_kib[(name, sizes[-1])] / per_kib[(F_COUNT, sizes[-1])]
         row = f"| {name} | {' | '.join(cells)} | {growth:.2f} | {ratio:,.0f}"
-        if before:
-            row += f" | {before[name]:,.0f}" if name in before else " | —"
         lines.append(row + " |")
     lines += ["", f"Load average at the end: {load_average()}."]
     text = "\n".join(lines) + "\n"

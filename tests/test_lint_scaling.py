@@ -1,5 +1,6 @@
 """The lint's cost grows linearly with the source, for every source up to the
-size limit, and the linear lint reports what the regex lint before it did.
+size limit, and it reports what ``tests/fixtures/lint_pairs.json`` says each of
+its sources has.
 
 The lint runs on the engine's thread before any fuel limit applies. Its cost is
 pinned with `lint_work`, a deterministic count of the characters it reads
@@ -8,7 +9,9 @@ pinned with `lint_work`, a deterministic count of the characters it reads
 
 from __future__ import annotations
 
-import lint_reference
+import json
+from pathlib import Path
+
 import pytest
 from examples import scaled
 from hypothesis import given, settings
@@ -108,9 +111,19 @@ def test_lint_raises_nothing_but_lint_error_on_any_text(source):
     assert all(line >= 1 and column >= 1 and name in HINTS for line, column, name, _hint in found or [])
 
 
-@given(st.lists(st.sampled_from(TOKENS), max_size=60).map("".join) | st.text(max_size=120))
-def test_reports_exactly_what_the_regex_lint_reported(source):
-    assert problems(lint, source) == problems(lint_reference.lint, source)
+# Frozen (source, problems) pairs: tiled pathological units, token soups and text with the forbidden names,
+# each with the (line, column, name) of every problem a regex-based lint and this one both reported for it.
+PAIRS = json.loads((Path(__file__).parent / "fixtures" / "lint_pairs.json").read_text(encoding="utf-8"))
+
+
+def test_reports_for_each_frozen_source_exactly_its_frozen_problems():
+    assert len(PAIRS) > 500 and sum(bool(pair["problems"]) for pair in PAIRS) > 100
+    wrong = []
+    for pair in PAIRS:
+        found = [[line, column, name] for line, column, name, _hint in problems(lint, pair["source"]) or []]
+        if found != pair["problems"]:
+            wrong.append(f"{pair['source'][:60]!r}: {found} instead of {pair['problems']}")
+    assert not wrong, f"{len(wrong)} of {len(PAIRS)}:\n" + "\n".join(wrong[:20])
 
 
 # Programs: statements that may use the forbidden names as code, and literals
