@@ -14,7 +14,10 @@ IDE, another agent framework), the tools:
 * ``describe_actions {query?}``: the declarations of the actions matching some words (for large catalogs);
 * ``rollback_run {run_id, reason?}``, only when the server is started with ``--allow-rollback``: undo what a
   run did (``Sandbox.rollback``: the reverts of its completed calls, newest first); off by default, since
-  a model that may roll back may undo what a human approved.
+  a model that may roll back may undo what a human approved;
+* ``list_scripts {}`` and ``save_script {name, script, description?}``, and ``run_script``'s ``save``, only
+  with ``--allow-save``: the store's saved scripts (``actions.scripts.NAME``, declared with the actions
+  either way), and keeping a script for later runs (every client of the store sees it).
 
 Runs live in the store given, the same a notebook opens (``Sandbox(store=...)``): a human approves a paused
 run from the notebook's card, and ``get_run`` then reports its outcome. Each tool's result has the text for
@@ -74,12 +77,13 @@ def build_server(
     *,
     describe_limit: int = DESCRIBE_LIMIT,
     allow_rollback: bool = False,
+    allow_save: bool = False,
     **tool_options: Any,
 ) -> MCPServer:
     """An ``mcp`` ``MCPServer`` whose tools drive ``sb`` (run it with ``.run()`` for stdio).
 
-    ``allow_rollback`` adds the ``rollback_run`` tool."""
-    tool = sb.tool("run_script", **tool_options)
+    ``allow_rollback`` adds the ``rollback_run`` tool; ``allow_save`` the saved-script tools."""
+    tool = sb.tool("run_script", allow_save=allow_save, **tool_options)
     server = MCPServer(
         name,
         instructions="Durable, approvable code mode: write a JavaScript script against the "
@@ -87,13 +91,17 @@ def build_server(
         log_level="WARNING",
     )
 
-    @server.tool(
+    def run_script(script: str, input: Any = None) -> CallToolResult:
+        return _report(tool.run({"script": script, "input": input}))
+
+    def run_and_save(script: str, input: Any = None, save: dict[str, Any] | None = None) -> CallToolResult:
+        return _report(tool.run({"script": script, "input": input, **({"save": save} if save is not None else {})}))
+
+    server.tool(  # with `save` among its parameters only when the server may save scripts
         name="run_script",
         description=run_script_description(sb, tool, describe_limit),
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True),
-    )
-    def run_script(script: str, input: Any = None) -> CallToolResult:
-        return _report(tool.run({"script": script, "input": input}))
+    )(run_and_save if allow_save else run_script)
 
     @server.tool(
         name="resume_run",
@@ -157,6 +165,36 @@ def build_server(
                 content=[TextContent(type="text", text=text)], structured_content=data, is_error=not done.ok
             )
 
+    if allow_save:
+
+        @server.tool(
+            name="list_scripts",
+            description="The saved scripts every run may call as actions.scripts.NAME: name, version, description.",
+            annotations=ToolAnnotations(read_only_hint=True),
+        )
+        def list_scripts() -> list[dict[str, Any]]:
+            return [
+                {"name": f"scripts.{s.name}", "version": s.version, "description": s.description} for s in sb.scripts()
+            ]
+
+        @server.tool(
+            name="save_script",
+            description="Keep a script as actions.scripts.NAME for later runs (its input is ctx.input); "
+            "saving a name again makes a new version.",
+            annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False),
+        )
+        def save_script(name: str, script: str, description: str | None = None) -> CallToolResult:
+            try:
+                kept = sb.save_script(name, script, description=description)
+            except (SandboxError, TypeError, ValueError) as exc:
+                error = {"name": type(exc).__name__, "message": str(exc)}
+                return CallToolResult(
+                    content=[TextContent(type="text", text=str(exc))], structured_content=error, is_error=True
+                )
+            data = {"name": f"scripts.{kept.name}", "version": kept.version}
+            text = f"saved as actions.scripts.{kept.name} (version {kept.version})"
+            return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
     return server
 
 
@@ -193,6 +231,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="serve rollback_run, which lets the model undo what a run did (off by default)",
     )
+    parser.add_argument(
+        "--allow-save",
+        action="store_true",
+        help="serve list_scripts and save_script, and run_script's save (off by default)",
+    )
     args = parser.parse_args(argv)
     try:
         sb = Sandbox(args.store)
@@ -203,7 +246,13 @@ def main(argv: list[str] | None = None) -> int:
         load_actions(sb, spec)
     try:
         # stdio: stdout is the protocol's, so nothing else prints there
-        build_server(sb, args.name, describe_limit=args.describe_limit, allow_rollback=args.allow_rollback).run()
+        build_server(
+            sb,
+            args.name,
+            describe_limit=args.describe_limit,
+            allow_rollback=args.allow_rollback,
+            allow_save=args.allow_save,
+        ).run()
     finally:
         sb.close()
     return 0

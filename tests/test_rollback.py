@@ -10,9 +10,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from code_mode_clients import notebook_shell, with_mcp_server
 from examples import scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from IPython.utils.capture import capture_output
 
 from jupyter_sandbox import RunBusyError, RunStateError, Sandbox, SandboxInterrupt, ScriptError
 
@@ -311,21 +313,12 @@ def test_a_rollback_killed_inside_a_revert_is_finished_by_the_next_one_running_t
 
 
 def test_the_magic_rolls_a_run_back_and_lists_what_it_reverted(tmp_path, monkeypatch):
-    from IPython.core.interactiveshell import InteractiveShell
-    from IPython.testing.globalipapp import start_ipython
-    from IPython.utils.capture import capture_output
-
     import jupyter_sandbox
     from jupyter_sandbox.notebook import defaults as notebook
 
-    monkeypatch.chdir(tmp_path)
-    start_ipython()
-    shell = InteractiveShell.instance()
-    notebook._reset()
-    jupyter_sandbox.load_ipython_extension(shell)
-    undone: list = []
-    jupyter_sandbox.action(lambda n: n, name="book", revert=lambda n, r: undone.append(n))
-    try:
+    with notebook_shell(tmp_path, monkeypatch) as shell:
+        undone: list = []
+        jupyter_sandbox.action(lambda n: n, name="book", revert=lambda n, r: undone.append(n))
         run_id = notebook.default_sandbox().eval("await actions.book(1); await actions.book(2)").run_id
         with capture_output() as cap:
             shell.run_cell(f"%sandbox rollback {run_id} --reason tidy")
@@ -334,38 +327,20 @@ def test_the_magic_rolls_a_run_back_and_lists_what_it_reverted(tmp_path, monkeyp
         with capture_output() as cap:
             shell.run_cell(f"%sandbox rollback {run_id}")
         assert undone == [2, 1] and "2 reverted" in cap.stdout
-    finally:
-        notebook._reset()
 
 
 def test_the_mcp_server_serves_rollback_run_only_when_started_with_allow_rollback(tmp_path):
-    import anyio
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
+    store, seen = str(tmp_path / "runs.sqlite"), {}
 
-    root = str(Path(__file__).resolve().parent.parent)
-    store = str(tmp_path / "runs.sqlite")
-    seen: dict = {}
+    async def roll_back(session, tools) -> None:
+        if "rollback_run" in tools:
+            ran = await session.call_tool("run_script", {"script": "return await actions.book('blue')"})
+            run_id = ran.structured_content["run_id"]
+            seen["done"] = (await session.call_tool("rollback_run", {"run_id": run_id})).structured_content
+            seen["unknown"] = (await session.call_tool("rollback_run", {"run_id": "r-nope"})).structured_content
 
-    async def client(flags: list[str]) -> None:
-        args = ["-m", "jupyter_sandbox.mcp", "--store", store, "--actions", "tests.mcp_actions:register", *flags]
-        params = StdioServerParameters(command=sys.executable, cwd=root, args=args)
-        async with (
-            stdio_client(params, errlog=open(tmp_path / "err", "a")) as (r, w),
-            ClientSession(r, w) as session,
-        ):
-            await session.initialize()
-            tools = sorted(t.name for t in (await session.list_tools()).tools)
-            seen.setdefault("tools", []).append(tools)
-            if "rollback_run" in tools:
-                ran = await session.call_tool("run_script", {"script": "return await actions.book('blue')"})
-                run_id = ran.structured_content["run_id"]
-                seen["done"] = (await session.call_tool("rollback_run", {"run_id": run_id})).structured_content
-                seen["unknown"] = (await session.call_tool("rollback_run", {"run_id": "r-nope"})).structured_content
-
-    anyio.run(client, [])
-    anyio.run(client, ["--allow-rollback"])
-    assert "rollback_run" not in seen["tools"][0] and "rollback_run" in seen["tools"][1]
+    assert "rollback_run" not in with_mcp_server(store, [], tmp_path / "err", roll_back)
+    assert "rollback_run" in with_mcp_server(store, ["--allow-rollback"], tmp_path / "err", roll_back)
     assert seen["done"]["status"] == "rolled_back"
     assert seen["done"]["reverted"][0]["value"] == {"cancelled": "blue"}
     assert seen["unknown"]["status"] == "failed" and "r-nope" in seen["unknown"]["error"]["message"]

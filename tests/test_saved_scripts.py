@@ -8,6 +8,8 @@ import sys
 import textwrap
 
 import pytest
+from code_mode_clients import notebook_shell, with_mcp_server
+from IPython.utils.capture import capture_output
 
 from jupyter_sandbox import ActionError, LintError, Sandbox, SandboxInterrupt, ScriptError
 
@@ -150,3 +152,73 @@ def test_two_stores_keep_their_own_scripts(new_store):
         assert [s.name for s in a.scripts()] == ["only_here"] and b.scripts() == []
         with pytest.raises(ScriptError):
             b.eval("return await actions.scripts.only_here()")
+
+
+# -- the model saves the script that worked: the tool's `save`, the MCP server, the magic ---------------------
+
+
+def test_the_tool_takes_save_only_when_allowed(sb):
+    assert "save" not in sb.tool().parameters["properties"]
+    refused = sb.tool().run({"script": "return 1", "save": {"name": "one"}})
+    assert refused.status == "failed" and sb.scripts() == []
+    assert "save" in sb.tool(allow_save=True).parameters["properties"]
+
+
+def test_a_script_the_model_saved_through_the_tool_is_declared_and_reused_by_its_next_script(sb):
+    tool = sb.tool(allow_save=True)
+    first = tool.run(
+        {
+            "script": "return ctx.input.a + ctx.input.b",
+            "input": {"a": 1, "b": 2},
+            "save": {"name": "add", "description": "Add a and b."},
+        }
+    )
+    assert first.status == "completed" and first.saved == {"name": "scripts.add", "version": 1}
+    assert "actions.scripts.add" in first.content
+    assert "Add a and b." in tool.description
+    again = tool.run({"script": "return await actions.scripts.add({a: 40, b: 2})"})
+    assert again.output == 42
+
+
+def test_a_failed_script_is_not_saved_and_a_bad_name_is_said_in_the_content(sb):
+    tool = sb.tool(allow_save=True)
+    assert tool.run({"script": "throw new Error('no')", "save": {"name": "nope"}}).status == "failed"
+    named = tool.run({"script": "return 1", "save": {"name": "not.one"}})
+    assert named.status == "completed" and "not saved" in named.content and named.saved is None
+    assert sb.scripts() == []
+
+
+def test_the_magic_lists_the_saved_scripts_and_removes_one(tmp_path, monkeypatch):
+    from jupyter_sandbox.notebook import defaults as notebook
+
+    with notebook_shell(tmp_path, monkeypatch) as shell:
+        notebook.default_sandbox().save_script("tidy", "return 1", description="Tidy up.")
+        with capture_output() as cap:
+            shell.run_cell("%sandbox scripts")
+        shown = "".join(o.data.get("text/plain", "") for o in cap.outputs)
+        assert "scripts.tidy" in shown and "v1" in shown and "Tidy up." in shown
+        with capture_output() as cap:
+            shell.run_cell("%sandbox scripts --remove tidy")
+        assert "removed scripts.tidy" in cap.stdout and notebook.default_sandbox().scripts() == []
+
+
+def test_the_mcp_server_saves_and_lists_scripts_only_with_allow_save(tmp_path):
+    store, seen = str(tmp_path / "runs.sqlite"), {}
+
+    async def save(session, tools) -> None:
+        seen.setdefault("params", []).append(sorted(tools["run_script"].input_schema["properties"]))
+        if "save_script" in tools:
+            saved = await session.call_tool("save_script", {"name": "inc", "script": "return ctx.input + 1"})
+            seen["saved"] = saved.structured_content
+            ran = await session.call_tool(
+                "run_script", {"script": "return await actions.scripts.inc(1)", "save": {"name": "two"}}
+            )
+            seen["ran"] = ran.structured_content
+            seen["listed"] = (await session.call_tool("list_scripts", {})).structured_content
+
+    assert "save_script" not in with_mcp_server(store, [], tmp_path / "err", save)
+    assert {"save_script", "list_scripts"} <= set(with_mcp_server(store, ["--allow-save"], tmp_path / "err", save))
+    assert "save" not in seen["params"][0] and "save" in seen["params"][1]
+    assert seen["saved"] == {"name": "scripts.inc", "version": 1}
+    assert seen["ran"]["status"] == "completed" and seen["ran"]["output"] == 2
+    assert [s["name"] for s in seen["listed"]["result"]] == ["scripts.inc", "scripts.two"]

@@ -50,6 +50,17 @@ refused input the issues), or `paused` when an action waits for a human's approv
 again then, its outcome arrives when the human answers.
 """
 
+SAVE = {
+    "type": "object",
+    "description": "Optional: when the script completes, keep it as actions.scripts.NAME (its input is ctx.input) "
+    "for later scripts; saving again makes a new version.",
+    "properties": {
+        "name": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+        "description": {"type": "string"},
+    },
+    "required": ["name"],
+}
+
 PAUSED = (
     "The run is paused until a human answers (below). Do not run the script again: "
     "its outcome is reported when they have answered."
@@ -73,6 +84,7 @@ class ToolResult:
     error: dict[str, Any] | None = None
     tool: SandboxTool | None = field(default=None, repr=False)
     outcome: Any = field(default=None, repr=False)  # the RunResult or exception it came from, if any
+    saved: dict[str, Any] | None = None  # {name, version} when the call's `save` kept the script
 
     def __str__(self) -> str:
         return self.content
@@ -89,6 +101,8 @@ class SandboxTool:
     ``actions``: the action names the scripts may call (default: all, as registered when called).
     ``budget``: the most bytes of ``content`` (default 24,000). ``strict``, ``limits``: as ``Sandbox.eval``.
     ``intro``: the text before the declarations in ``description`` (default: how to use the tool).
+    ``allow_save``: the parameters take ``save: {name, description?}``, and a script that completes is kept
+    as the saved script ``scripts.NAME`` (``Sandbox.save_script``), for the model's later runs (off by default).
     """
 
     def __init__(
@@ -101,6 +115,7 @@ class SandboxTool:
         strict: bool = False,
         limits: Any = None,
         intro: str | None = None,
+        allow_save: bool = False,
     ):
         if not isinstance(name, str) or not NAME.match(name):
             raise ValueError(
@@ -110,6 +125,7 @@ class SandboxTool:
             raise ValueError(f"budget is a number of bytes, at least 500, got {budget!r}")
         self.sandbox, self.name, self.budget = sandbox, name, budget
         self.strict, self.limits, self.intro = strict, limits, intro
+        self.allow_save = bool(allow_save)
         self.actions = None if actions is None else list(actions)
         sandbox.catalog(self.actions)  # an unknown action name is refused now, not at the first call
 
@@ -134,6 +150,7 @@ class SandboxTool:
                     "(top-level await; `return` the output).",
                 },
                 "input": {"description": "Any JSON value; the script reads it as ctx.input."},
+                **({"save": SAVE} if self.allow_save else {}),
             },
             "required": ["script"],
         }
@@ -172,8 +189,12 @@ class SandboxTool:
             return self._refused(
                 f'the tool takes {{"script": string, "input"?: any}}; got {json.dumps(arguments, default=str)[:200]}'
             )
-        script = arguments["script"]
-        return self._outcome(
+        script, save = arguments["script"], arguments.get("save")
+        if save is not None and not self.allow_save:
+            return self._refused("this tool does not save scripts (`save` is not one of its parameters)")
+        if save is not None and not (isinstance(save, dict) and isinstance(save.get("name"), str)):
+            return self._refused('`save` is {"name": identifier, "description"?: string}')
+        result = self._outcome(
             lambda: self.sandbox.eval(
                 script,
                 input=arguments.get("input"),
@@ -184,8 +205,21 @@ class SandboxTool:
             ),
             script,
         )
+        if save is not None and result.status == "completed" and result.run_id is not None:
+            self._save(result, save)
+        return result
 
     __call__ = run
+
+    def _save(self, result: ToolResult, save: dict[str, Any]) -> None:
+        """Keep the script that worked; the content says where it is (or why it was not kept)."""
+        try:
+            kept = self.sandbox.save_script(save["name"], run_id=result.run_id, description=save.get("description"))
+        except (SandboxError, TypeError, ValueError) as exc:
+            result.content += f"\nThe script was not saved: {exc}"
+            return
+        result.saved = {"name": f"scripts.{kept.name}", "version": kept.version}
+        result.content += f"\nSaved as actions.scripts.{kept.name} (version {kept.version}): later scripts may call it."
 
     def resume(self, run_id: str, answers: Any = True) -> ToolResult:
         """Answer a paused run and go on: ``answers`` maps interrupt ids to answers, or is the one answer to the

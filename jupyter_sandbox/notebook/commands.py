@@ -29,6 +29,7 @@ from .card_doc import preview
 from .card_html import mismatch_html
 from .cards import RunCard, answer_for, mask, publish
 from .mcp_command import mcp
+from .scripts_command import scripts
 
 
 class Magics(Protocol):
@@ -405,6 +406,7 @@ COMMANDS = {
     "import": import_,
     "mcp": mcp,
     "rollback": rollback,
+    "scripts": scripts,
 }
 
 HELP = """Inspect and drive stored runs: ``%sandbox SUBCOMMAND ...``.
