@@ -10,7 +10,9 @@
 # * watch a call with a **wrong input** fail where it enters, before the action runs, and the model
 #   get the error back (kind, issues, line) and **fix** its script,
 # * see the fixed script **pause** on an approval, shown as the run's card, approve it there, and
-#   let the agent loop go on to its answer, every action having run exactly once.
+#   let the agent loop go on to its answer, every action having run exactly once,
+# * **reject** a step and **roll back** what the run did before it,
+# * let the model **save** a script that worked and reuse it.
 #
 # Everything runs offline: the "model" is scripted, but it returns the real `anthropic` SDK response
 # objects, so the agent loop below is the one you would run against the real API.
@@ -116,7 +118,8 @@ class ScriptedClaude:
         self.requests.append(request)
         n = len(self.requests)
         turn = self.turns[n - 1]
-        block = (ToolUseBlock(type="tool_use", id=f"toolu_{n}", name="sandbox", input={"script": turn})
+        arguments = turn if isinstance(turn, dict) else {"script": turn}  # a dict: the script and a `save`
+        block = (ToolUseBlock(type="tool_use", id=f"toolu_{n}", name="sandbox", input=arguments)
                  if n < len(self.turns) else TextBlock(type="text", text=turn))
         return Message(id=f"msg_{n}", type="message", role="assistant", model=request["model"], content=[block],
                        stop_reason="tool_use" if block.type == "tool_use" else "end_turn",
@@ -203,6 +206,83 @@ print("lookups:", lookups)
 print("outbox:", outbox)
 
 # %% [markdown]
+# ## Undo: a rejected step rolls back what ran before it
+#
+# An action may name its **revert**, a function `revert(input, result)` that undoes one completed
+# call. Here crediting an account can be undone; looking a customer up needs no undoing. The model
+# writes a script that credits Ada, then emails her, which waits for the human.
+
+# %%
+credits = {}
+
+class Credit(TypedDict):
+    email: str
+    amount: int
+
+def take_back(credit, receipt):
+    """The revert: given the call's input and its result."""
+    del credits[receipt["id"]]
+    return {"cancelled": receipt["id"]}
+
+@jupyter_sandbox.action(revert=take_back)
+def credit_account(credit: Credit) -> dict:
+    """Credit a customer's account (a rollback takes it back)."""
+    credits[f"c{len(credits) + 1}"] = credit
+    return {"id": f"c{len(credits)}", "amount": credit["amount"]}
+
+CREDIT = """const customer = await actions.find_customer("Ada");
+const credit = await actions.credit_account({email: customer.email, amount: 200});
+return await actions.send_email({to: customer.email, subject: "A credit",
+                                 body: `We credited ${credit.amount} to your account.`});"""
+waiting = tool.run({"script": CREDIT})
+print(waiting.status, "· credits now:", credits)
+
+# %% [markdown]
+# 200 is the wrong amount: the human **rejects** the email, and with `rollback` the same decision
+# undoes what the run did: the reverts of its completed calls run, newest first, each journaled
+# exactly once (a crash half-way resumes the rollback, it never runs a revert twice). The run ends
+# `rolled_back`. A call with no revert is listed as such. (`%sandbox rollback RUN`, or `sb.rollback(run_id)`,
+# rolls back a failed, rejected or cancelled run the same way.)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+undone = sb.resume(waiting.run_id, {"approved": False, "reason": "wrong amount", "rollback": True})
+print("reverted:", [(r["name"], r["value"]) for r in undone.reverted])
+print("not reverted:", [(r["name"], r["reason"]) for r in undone.not_reverted])
+print("credits now:", credits, "· status:", sb.run(waiting.run_id).status)
+
+# %% [markdown]
+# ## Keep the script that worked
+#
+# A model that found a script that works can keep it: with `sb.tool(allow_save=True)` the tool's
+# parameters take `save: {name, description}`, and a script that completes is stored as the action
+# `scripts.NAME`, declared like any other, shared by everyone on the store, and run as a durable
+# child run when called. The scripted model saves a lookup, then reuses it twice in its next script.
+
+# %%
+tool = sb.tool("sandbox", allow_save=True)
+PLAN = 'const customer = await actions.find_customer(ctx.input.name); return customer.plan;'
+REUSE = 'return {ada: await actions.scripts.plan_of({name: "Ada"}), '\
+        'grace: await actions.scripts.plan_of({name: "Grace"})};'
+client = ScriptedClaude([
+    {"script": PLAN, "input": {"name": "Ada"}, "save": {"name": "plan_of", "description": "A customer's plan, by name."}},
+    REUSE,
+    "Ada and Grace are both on the pro plan.",
+])
+print(agent([{"role": "user", "content": "Which plan are Ada and Grace on?"}]))
+
+# %% [markdown]
+# The saved script is in the declarations the model reads from now on, and in the store, with its
+# version (each save is a new one; a run records the version it ran, and replays that one).
+
+# %%
+# NBVAL_CHECK_OUTPUT
+lines = sb.declarations().splitlines()
+at = next(i for i, line in enumerate(lines) if "plan_of(" in line)
+print("\n".join(line.strip() for line in lines[at - 1:at + 1]))
+print([(s.name, s.version, s.description) for s in sb.scripts()])
+
+# %% [markdown]
 # ## With a real model
 #
 # Swap the scripted client for the real one (the loop does not change):
@@ -224,3 +304,6 @@ print("outbox:", outbox)
 #   model (output, console tail, or the error with its line and source), cut to a budget.
 # * A paused call shows as the run's card; once answered, `tool.result(run_id)` (or
 #   `tool.resume(run_id, answers)` from code) continues the loop.
+# * `@action(revert=...)` names how a call is undone; a rejection with `rollback` (or `sb.rollback`)
+#   undoes a run's completed calls, newest first, exactly once.
+# * `sb.tool(allow_save=True)` lets the model keep a script that worked as `actions.scripts.NAME`.
