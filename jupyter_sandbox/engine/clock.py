@@ -1,5 +1,9 @@
 """Clocks: where the engine reads the time for timers, waits and live ``Date.now()``.
 
+The default, ``SystemClock``, follows the store's clock (PostgreSQL's ``clock_timestamp()``, read
+with every claim; SQLite's is this machine's), so a timer parked by one process and woken by another
+is due at the same moment whatever their own clocks say.
+
 Inject a ``ManualClock`` in tests (and in tutorials) so that an hour-long
 ``ctx.hours(1)`` is one ``advance()`` away.
 """
@@ -9,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 __all__ = ["Clock", "SystemClock", "ManualClock"]
 
@@ -25,10 +30,18 @@ class Clock(Protocol):
 
 
 class SystemClock:
-    """The machine's clock (the default)."""
+    """The machine's clock (the default), or the store's once ``following`` it: epoch ms from ``source``."""
+
+    def __init__(self, source: Callable[[], float] | None = None):
+        self._source = source
 
     def now(self) -> float:
-        return time.time() * 1000.0
+        return self._source() if self._source is not None else time.time() * 1000.0
+
+    def following(self, store: Any) -> SystemClock:
+        """This clock reading ``store.now_ms()`` where the store has a clock of its own (``Store.now_ms``)."""
+        source = getattr(store, "now_ms", None)
+        return SystemClock(source) if callable(source) else self
 
     async def sleep(self, ms: float) -> None:
         await asyncio.sleep(ms / 1000.0)

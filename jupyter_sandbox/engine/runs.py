@@ -30,7 +30,7 @@ from ..stores.base import RunRow, Store, new_run_id, source_hash
 from . import children
 from .answers import Answers
 from .attempt import Attempt, AttemptResult, Observer
-from .clock import Clock
+from .clock import Clock, SystemClock
 from .journal import CallLog, Journal, plan_from_call_log, signal_room
 from .lint import lint
 from .pool import ActionPool
@@ -54,7 +54,9 @@ class Engine:
         *,
         scratch: Callable[[], Store],
     ):
-        self.store, self.limits, self.clock = store, limits, clock
+        # The machine's clock gives way to the store's: due times are set and compared on one clock.
+        self.store, self.limits = store, limits
+        self.clock = clock.following(store) if type(clock) is SystemClock else clock
         self.scratch = scratch  # a throwaway store for a determinism check (the facade picks the backend)
         self.actions: dict[str, Action] = {}
         self.agents: dict[str, Action] = {}

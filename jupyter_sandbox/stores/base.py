@@ -100,7 +100,8 @@ class Store(Protocol):
     whose ``wait(timeout)`` returns the ids of runs changed since (a run's row or its
     signals), and ``close()``; and ``closed``, true once the store is closed. The
     scheduler and the run cards wake on it; a store without it is polled. And
-    ``lease_fresh(run_id, epoch)``: true while that attempt's lease was claimed or
+    ``now_ms()``: the store's clock in epoch ms (no round trip), which the default clock follows
+    for due times. And ``lease_fresh(run_id, epoch)``: true while that attempt's lease was claimed or
     renewed so lately that no takeover without ``force`` can have happened; without
     it, every call is committed before its action runs.
     """
@@ -118,8 +119,9 @@ class Store(Protocol):
         (``jupyter-sandbox migrate --store URL``). A no-op on a current store.
 
         >>> from jupyter_sandbox.stores import open_store
-        >>> open_store(":memory:").migrate()
-        (2, 2)
+        >>> before, after = open_store(":memory:").migrate()
+        >>> before == after
+        True
         """
 
     # -- runs ----------------------------------------------------------------------

@@ -83,6 +83,6 @@ def out_of_date(path: str, version: int, why: str) -> StoreError:
     return StoreError(
         f"the run store {path} is at schema {version}, this jupyter_sandbox needs {latest()}, and this "
         f"connection cannot migrate it ({why}): run `jupyter-sandbox migrate --store URL` once as the "
-        "store's owner (README: A team on PostgreSQL)",
+        'store\'s owner (README: "Migrations and grants")',
         path=path,
     )

@@ -15,6 +15,7 @@ trigger, so in the same transaction (a rolled-back change announces nothing);
 from __future__ import annotations
 
 import select
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -95,7 +96,8 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
         try:  # one direct connection first: its error says why (a pool only says it timed out)
             with psycopg.connect(url, autocommit=True, connect_timeout=self._connect_timeout) as conn:
                 self._configure(conn)
-                self.schema = str(scalar(conn, "SELECT current_schema()"))
+                self.schema, server = conn.execute(f"SELECT current_schema(), {_NOW}").fetchall()[0]
+                self.schema, self._skew = str(self.schema), float(server) - time.time()
                 version = self._version(conn)
                 self.migrated_from: int | None = None  # the version opening found, when it migrated
                 if version != migrations.latest():  # a current store is opened with no DDL and no lock

@@ -146,6 +146,7 @@ class SQLStore(ScriptsTable, Generic[C]):
     path: str
     lease_seconds: float
     _heartbeat: Heartbeat
+    _skew = 0.0  # the store's clock less this machine's, s: read with every claim (0 on SQLite: its clock is ours)
 
     # -- what a backend supplies ---------------------------------------------------
 
@@ -169,6 +170,14 @@ class SQLStore(ScriptsTable, Generic[C]):
 
     def _sql(self, template: str) -> str:
         return render(template, self.dialect)
+
+    def now_ms(self) -> float:
+        """The store's clock, epoch ms: this machine's corrected by the skew the last claim read (no round trip).
+
+        Due times (timers, event timeouts) are set and compared on it, so processes whose clocks disagree
+        agree on when a timer is due.
+        """
+        return (time.time() + self._skew) * 1000.0
 
     # -- the schema (migrations.py) -----------------------------------------------
 
@@ -272,6 +281,7 @@ class SQLStore(ScriptsTable, Generic[C]):
             if row is None:
                 raise RunNotFound(run_id)
             status, owner, attempt, until, now = row
+            self._skew = now - clock  # the store's clock, read in the claim (PostgreSQL's; SQLite's is ours)
             stale = status == "running" and (force or not lease_held(owner, until, now, run_id))
             if status not in allowed and not stale:
                 if status == "running":
