@@ -55,6 +55,8 @@ class AttemptResult:
     interrupts: list[Interrupt] = field(default_factory=list)
     due: float | None = None
     waiting: list[dict[str, Any]] = field(default_factory=list)
+    matchers: list[Any] = field(default_factory=list)  # parked: what its event waits (its children's too) take
+    woken: bool = False  # parked, but a signal its waits take was pending as it parked: resume it at once
     state: Any = None
     replayed: int = 0
     call_log: list[dict[str, Any] | None] = field(default_factory=list)

@@ -210,6 +210,7 @@ class Calls:
             )
         elif outcome.kind == "parked":
             self.runner.waits.children[slot] = outcome.data
+            self.runner.waits.nested[slot] = outcome.state or []
         else:
             self.interrupted(slot, request, outcome)
 

@@ -17,6 +17,7 @@ from ..stores.base import RunRow, source_hash
 from .answers import Answers
 from .attempt import Attempt, AttemptResult, EngineServices
 from .journal import Journal, JournalWriter
+from .waits import signal_queue
 
 __all__ = ["run_child"]
 
@@ -54,7 +55,7 @@ def _outcome(result: AttemptResult, child_id: str) -> Outcome:
     if result.status == "interrupted":
         return Outcome("child-interrupt", data=result.interrupts)
     if result.status == "parked":
-        return Outcome("parked", data=result.due)
+        return Outcome("parked", data=result.due, state=result.matchers)
     error = result.error
     message = getattr(error, "message", None) or str(error).split("\n")[0]
     return Outcome("error", error={"name": type(error).__name__, "message": f"child run {child_id} failed: {message}"})
@@ -77,7 +78,11 @@ async def _delegate(
             source_hash=source_hash(script),
             input=spec.get("input"),
             parent=parent.run.id,
-            options={"strict": parent.strict, "actions": parent.run.options.get("actions")},
+            options={
+                "strict": parent.strict,
+                "actions": parent.run.options.get("actions"),
+                "signals": signal_queue(parent.run),
+            },
         )
         engine.store.create_run(existing)
     result, _, _ = await engine.run_chain(existing, answers, parent.observer, parent.limits)

@@ -193,6 +193,7 @@ class Requests:
         slot = item["s"]
         previous = self._open(item, "call")
         child_id = previous.body.get("child") if previous is not None else None
+        child_id = (self.runner.run.options.get("children") or {}).get(child_id, child_id)  # a fork's own child
         if previous is None:
             child_id = self.runner.engine.new_run_id()
             self._request(

@@ -29,12 +29,14 @@ from .journal import JournalWriter, settlement
 from .loop import EngineLoop, here
 from .realm import Realm
 from .requests import Requests
-from .waits import Waits
+from .waits import Waits, accepting, signal_queue
 
 __all__ = ["Observer", "AttemptResult", "Runner"]
 
 
 log = logging.getLogger("jupyter_sandbox")
+
+_SIGNAL_POLL_MS = 50.0  # how often a run sleeping in place on a short waitForEvent timeout looks for signals
 
 
 class Runner:
@@ -55,6 +57,7 @@ class Runner:
         self.calls = Calls(self)  # the live calls: started, awaited, journaled
         self.ready: collections.deque[tuple[int, str]] = collections.deque()
         self.waits = Waits()
+        self.queue = signal_queue(attempt.run)  # the run whose signals this one takes
         self.requests: dict[int, Entry] = {}
         self.held: dict[int, Entry] = {}  # a check: requests the recorded run left open, reached again
         self.interrupts: list[Interrupt] = []
@@ -122,14 +125,15 @@ class Runner:
             if self.calls.inflight:
                 await self.calls.wait(self._seconds_to_next_due() if self.waits else None)
                 if self.waits:
-                    self._fire_due()
+                    self._deliver_signals() or self._fire_due()
                 continue
             if self.waits:
-                if self._fire_due() or self._deliver_signals():
+                # Signals first: an event that came before the runner looked wins over a timeout falling due.
+                if self._deliver_signals() or self._fire_due():
                     continue
                 due = self.waits.next_due()
                 if due is not None and not self.waits.children and due - self.now <= self.limits.inline_sleep_ms:
-                    await self.engine.clock.sleep(max(due - self.now, 0.0))
+                    await self._sleep_in_place(due)
                     continue
                 return self._parked()
             if realm.undelivered() > 0:
@@ -189,6 +193,22 @@ class Runner:
             self._flush()
         return bool(fired)
 
+    async def _sleep_in_place(self, due: float) -> None:
+        """Sleep until ``due``; while an event is waited for, in slices, until a signal it takes is pending."""
+        while True:
+            left = max(due - self.now, 0.0)
+            if not self.waits.events:
+                await self.engine.clock.sleep(left)
+                return
+            await self.engine.clock.sleep(min(left, _SIGNAL_POLL_MS))
+            if self.now >= due or self._signal_pending():
+                return
+
+    def _signal_pending(self) -> bool:
+        """Whether a pending signal matches a wait (a read: delivery takes the write that marks it)."""
+        takes = accepting(self.waits.matchers())
+        return any(takes(event) for _, event in self.store.pending_signals(self.queue))
+
     def _deliver_signals(self) -> bool:
         """Deliver waiting signals: each signal row and its journal entry commit in one transaction."""
         delivered = False
@@ -203,7 +223,7 @@ class Runner:
                 written.extend(self.writer.take())
                 return written
 
-            if self.store.deliver_signal(self.run.id, wait.accepts, write):
+            if self.store.deliver_signal(self.run.id, wait.accepts, write, queue=self.queue):
                 del self.waits.events[slot]
                 self.ready.append((slot, settlement(written[-1][0])))
                 self._notify(written)
@@ -271,6 +291,7 @@ class Runner:
             "parked",
             due=self.waits.next_due(),
             waiting=self.waits.describe(),
+            matchers=self.waits.matchers(),
             console=console,
             data=data,
             replayed=self._replayed(),

@@ -18,6 +18,7 @@ from ..errors import (
     CallLogMismatchError,
     LimitExceeded,
     RunBusyError,
+    RunNotFound,
     RunParked,
     RunStateError,
     SandboxError,
@@ -36,12 +37,14 @@ from .lint import lint
 from .pool import ActionPool
 from .realm import Limits
 from .runner import Runner
+from .waits import accepting, signal_queue
 
 __all__ = ["Engine"]
 
 log = logging.getLogger("jupyter_sandbox")
 
 RESUMABLE = ("interrupted", "parked", "cancelled", "failed", "stalled")
+_REWAKES = 8  # attempts one call makes at once for signals that came as the run parked (past that: the scheduler)
 
 
 class Engine:
@@ -215,9 +218,14 @@ class Engine:
     ) -> tuple[AttemptResult, RunRow, list[str]]:
         """Run attempts along a ``continueAsNew`` chain until one does not continue."""
         run_ids = [run.id]
+        rewoken = 0
         while True:
             result = await self.attempt(run, answers, observer, limits, plan, recorded_at, force=force, read=read)
             read = None
+            if result.woken and rewoken < _REWAKES:  # a signal came as it parked: take it now (it is due anyway)
+                rewoken += 1
+                answers, plan, recorded_at, force = Answers(), None, None, False
+                continue
             if result.status != "continued":
                 return result, run, run_ids
             if len(run_ids) > limits.generations:
@@ -292,13 +300,15 @@ class Engine:
             self.store.finish_attempt(run.id, number, "failed", runner.writer.take(), replayed=0)
             raise
         fields: dict[str, Any] = {}
+        if result.status == "parked" and run.parent is None and result.matchers:  # only a top-level run is woken
+            fields.update(wake_on=accepting(result.matchers), queue=signal_queue(run))
         if result.status == "completed":
             fields.update(output=result.output, error=None)
         elif result.status == "failed":
             fields["error"] = _error_record(result.error)
         elif result.status == "parked":
             fields["wake_at"] = result.due
-        self.store.finish_attempt(
+        result.woken = self.store.finish_attempt(
             run.id, number, result.status, runner.writer.take(), replayed=result.replayed, **fields
         )
         run.status = result.status
@@ -340,17 +350,12 @@ class Engine:
         return CallLog(Journal(self.store.entries(run_id)).call_log(), run_id=run_id)
 
     def _successor(self, run: RunRow, state: Any) -> RunRow:
-        successor = RunRow(
-            id=new_run_id(),
-            kind=run.kind,
-            status="created",
-            source=run.source,
-            name=run.name,
-            source_hash=run.source_hash,
+        successor = _like(
+            run,
             input=state,
             parent=run.parent,
             predecessor=run.id,
-            options=run.options,
+            options={**run.options, "signals": signal_queue(run)},  # a signal to the first run reaches this one
         )
         self.store.create_run(successor)
         self.store.update_run(run.id, successor=successor.id)
@@ -376,21 +381,41 @@ class Engine:
     # -- signals and timers ----------------------------------------------------
 
     async def signal(self, run_id: str, event: Any, observer: Observer | None = None) -> RunResult | None:
-        """Queue an event for a run; if it (or its top-level run) is parked, resume it now."""
+        """Queue an event for a run; if the run that waits on it is parked, resume it now.
+
+        The event reaches whichever run of ``run_id``'s tree waits for it: a child run through its
+        top-level run, a successor through the run it continued. A run that completed refuses it.
+        """
         event = json_copy(event, "the signal's event")
-        target = self.store.get_run(run_id)
-        held = [e for _, e in self.store.pending_signals(run_id)]
-        refused = signal_room(event, self._limits_of(target).journal_bytes, self.store.journal_bytes(run_id), held)
+        queue, top = self._addressee(run_id)
+        if top.status == "completed":
+            shown = run_id if top.id == run_id else f"{run_id} (continued as {top.id})"
+            raise RunStateError(
+                f"run {shown} is completed: nothing will wait for this event any more",
+                run_id=top.id,
+                status="completed",
+            )
+        held = [e for _, e in self.store.pending_signals(queue)]
+        refused = signal_room(event, self._limits_of(top).journal_bytes, self.store.journal_bytes(top.id), held)
         if refused is not None:
             raise refused
-        self.store.add_signal(run_id, event)
-        root = self._root(run_id)
-        if self.store.get_run(root).status != "parked":
+        self.store.add_signal(queue, event, wake=top.id)
+        if self.store.get_run(top.id).status != "parked":
             return None  # delivered when the run next reaches a matching wait
         try:
-            return await self.resume(root, Answers(), observer=observer)
-        except RunBusyError:
-            return None  # another resume holds the run; it will deliver the signal
+            return await self.resume(top.id, Answers(), observer=observer)
+        except (RunBusyError, RunStateError):
+            return None  # another resume took the run first; it delivers the signal
+
+    def _addressee(self, run_id: str) -> tuple[str, RunRow]:
+        """Where a signal to ``run_id`` goes: its queue, and the top-level run (its last successor) that waits."""
+        run = self.store.get_run(run_id)
+        queue = signal_queue(run)
+        while run.parent is not None:
+            run = self.store.get_run(run.parent)
+        while run.successor is not None:
+            run = self.store.get_run(run.successor)
+        return queue, run
 
     async def run_due(self, observer: Observer | None = None) -> list[tuple[str, Any]]:
         """Resume every parked top-level run whose timer (or wait timeout) is due now."""
@@ -484,19 +509,15 @@ class Engine:
             wanted.check()
             prefix = Journal([e for e in self.store.entries(run_id) if e.seq < at_seq])
             wanted.refuse_unaddressed(prefix, run_id, f"at entry {at_seq}")
-        fork = RunRow(
-            id=new_run_id(),
+        fork = _like(
+            run,
             kind="workflow",
-            status="created",
-            source=run.source,
             name=name or f"{run.name or run.id} fork@{at_seq}",
-            source_hash=run.source_hash,
             input=run.input,
-            options={**{k: v for k, v in run.options.items() if k != "rollback"}, "forked_from": [run.id, at_seq]},
+            options={**_own(run.options), "forked_from": [run.id, at_seq]},
         )
         self.store.create_run(fork)
-        attempts = self.store.copy_prefix(run.id, fork.id, at_seq)
-        self.store.update_run(fork.id, status="interrupted", attempt=attempts)
+        self._copy_journal(run, fork, at_seq)
         fork.status = "interrupted"
         pending = self.pending(fork.id)
         if value is not None and pending:
@@ -510,6 +531,48 @@ class Engine:
         from .rollback import rollback
 
         return await rollback(self, run_id, reason, rejected)
+
+    def _copy_journal(self, source: RunRow, target: RunRow, before_seq: int) -> None:
+        """Give ``target`` (a fork, or a forked child) ``source``'s journal before ``before_seq``, and
+        children of its own for the child runs that journal left open: a fork shares no run with the original.
+
+        A child paused on an interrupt is forked as it was when its parent recorded that interrupt (its
+        journal to the end of the attempt that asked); any other open child runs again in the fork, under
+        a new id.
+        """
+        attempts = self.store.copy_prefix(source.id, target.id, before_seq)
+        prefix = Journal([e for e in self.store.entries(target.id) if e.seq < before_seq])
+        theirs = source.options.get("children") or {}  # (the source may be a fork: its children are its own)
+        children: dict[str, str] = {}
+        for slot, state in prefix.slots.items():
+            request = state.request
+            child_id = request.body.get("child") if request is not None and state.completion is None else None
+            if not isinstance(child_id, str):
+                continue
+            asked = prefix.interrupt_at(slot)
+            ids = {i["id"] for i in asked.body.get("interrupts") or [asked.body]} if asked is not None else set()
+            children[child_id] = self._fork_child(theirs.get(child_id, child_id), ids, target)
+        options = {**target.options, "children": children} if children else target.options
+        self.store.update_run(target.id, status="interrupted", attempt=attempts, options=options)
+        target.options = options
+
+    def _fork_child(self, child_id: str, interrupt_ids: set[str], parent: RunRow) -> str:
+        """The id of the fork's own copy of a child run (a new id, no run yet, if it is to run again)."""
+        try:
+            child = self.store.get_run(child_id)
+        except RunNotFound:
+            return new_run_id()
+        entries = self.store.entries(child_id)
+        asked = [e.attempt for e in entries if e.kind == "interrupt" and e.body.get("id") in interrupt_ids]
+        if not asked:
+            return new_run_id()
+        copy = _like(
+            child, input=child.input, parent=parent.id, options={**_own(child.options), "signals": signal_queue(parent)}
+        )
+        self.store.create_run(copy)
+        # To the end of the attempt that asked: calls it had in flight completed after its interrupt
+        self._copy_journal(child, copy, 1 + max(e.seq for e in entries if e.attempt <= max(asked)))
+        return copy.id
 
     # -- views ------------------------------------------------------------------
 
@@ -584,6 +647,26 @@ def _error_record(error: Exception | None) -> dict[str, Any] | None:
     if error is None:
         return None
     return {**error_dict(error), "text": str(error)}
+
+
+def _like(run: RunRow, **fields: Any) -> RunRow:
+    """A new run (a fresh id, not started) with ``run``'s kind, source and name unless ``fields`` say otherwise."""
+    return RunRow(
+        **{
+            "id": new_run_id(),
+            "kind": run.kind,
+            "status": "created",
+            "source": run.source,
+            "name": run.name,
+            "source_hash": run.source_hash,
+            **fields,
+        }
+    )
+
+
+def _own(options: dict[str, Any]) -> dict[str, Any]:
+    """A run's options for a fork: the same, but its signals, children and rollback are its own (it shares nothing)."""
+    return {k: v for k, v in options.items() if k not in ("signals", "children", "rollback")}
 
 
 def _limit_overrides(limits: Limits, defaults: Limits) -> dict[str, Any]:

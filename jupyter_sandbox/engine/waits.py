@@ -6,10 +6,13 @@ now, and does an event match a wait. Journal writes stay with the runner.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["EventWait", "Waits", "matches"]
+from ..stores.base import RunRow
+
+__all__ = ["EventWait", "Waits", "accepting", "matches", "signal_queue"]
 
 
 def matches(event: Any, match: Any) -> bool:
@@ -35,6 +38,18 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def accepting(matchers: list[Any]) -> Callable[[Any], bool]:
+    """Whether an event matches any of these waits' ``match`` values."""
+    return lambda event: any(matches(event, match) for match in matchers)
+
+
+def signal_queue(run: RunRow) -> str:
+    """The run whose signals a run takes: the first of its chain (its top-level run's, for a child run), so
+    a signal sent to the id the API returned reaches a child that waits and a successor that waits alike."""
+    queue = run.options.get("signals")
+    return queue if isinstance(queue, str) else run.id
+
+
 @dataclass
 class EventWait:
     match: Any
@@ -50,9 +65,14 @@ class Waits:
     timers: dict[int, float] = field(default_factory=dict)  # slot -> due
     events: dict[int, EventWait] = field(default_factory=dict)  # slot -> the wait
     children: dict[int, float | None] = field(default_factory=dict)  # slot -> the parked child's due
+    nested: dict[int, list[Any]] = field(default_factory=dict)  # slot -> the parked child's waits' matches
 
     def __bool__(self) -> bool:
         return bool(self.timers or self.events or self.children)
+
+    def matchers(self) -> list[Any]:
+        """The ``match`` of every event wait, a parked child's included: a signal any of them takes wakes it."""
+        return [w.match for w in self.events.values()] + [m for ms in self.nested.values() for m in ms]
 
     def next_due(self) -> float | None:
         dues = [

@@ -174,12 +174,16 @@ class Store(Protocol):
         entries: list[tuple[Entry, bytes]],
         *,
         replayed: int,
+        wake_on: Callable[[Any], bool] | None = None,
+        queue: str | None = None,
         **fields: Any,
-    ) -> None:
+    ) -> bool:
         """Append the attempt's last entries and set the run's status and fields, in one transaction.
 
         Fenced: refused (``RunBusyError``, nothing written) unless ``attempt`` still holds the run.
-        The lease is released either way.
+        The lease is released either way. ``wake_on`` (a run that parks): in the same transaction, after
+        the run's row is locked, a pending signal of ``queue`` it accepts makes the run due at once
+        (``wake_at`` 0); returns whether one did.
         """
 
     def attempts(self, run_id: str) -> list[dict[str, Any]]:
@@ -205,16 +209,26 @@ class Store(Protocol):
 
     # -- signals: delivery and journal entry commit together (exactly once) -----------
 
-    def add_signal(self, run_id: str, event: Any) -> int:
-        """Keep an event for a run (``RunNotFound`` if there is none); returns the signal's id."""
+    def add_signal(self, run_id: str, event: Any, *, wake: str | None = None) -> int:
+        """Keep an event in ``run_id``'s queue (``RunNotFound`` if there is none); returns the signal's id.
+
+        In the same transaction, with its row locked first, the run ``wake`` (if given) is made due at once
+        if it is parked, and refuses the signal (``RunStateError``) if it completed.
+        """
 
     def pending_signals(self, run_id: str) -> list[tuple[int, Any]]:
         """Undelivered signals, oldest first."""
 
     def deliver_signal(
-        self, run_id: str, accept: Callable[[Any], bool], write: Callable[[int, Any], list[tuple[Entry, bytes]]]
+        self,
+        run_id: str,
+        accept: Callable[[Any], bool],
+        write: Callable[[int, Any], list[tuple[Entry, bytes]]],
+        *,
+        queue: str | None = None,
     ) -> bool:
-        """Deliver the oldest signal ``accept`` takes: mark it and append ``write``'s entries in one transaction.
+        """Deliver the oldest signal of ``queue`` (default ``run_id``'s) ``accept`` takes: mark it and append
+        ``write``'s entries to ``run_id``'s journal in one transaction.
 
         The append is fenced as in ``append``: a signal is never marked delivered to a lost attempt.
         """

@@ -465,6 +465,8 @@ def _options(value: Any) -> str | None:
         ("strict", BOOL),
         ("actions", _optional(_list_of(STR))),
         ("limits", _optional(_types(dict, what="a map"))),
+        ("signals", _optional(STR)),
+        ("children", _optional(_types(dict, what="a map"))),
     ):
         if key in value:
             problem = rule(value[key])

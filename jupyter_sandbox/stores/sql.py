@@ -346,9 +346,16 @@ class SQLStore(ScriptsTable, Generic[C]):
         entries: list[tuple[Entry, bytes]],
         *,
         replayed: int,
+        wake_on: Callable[[Any], bool] | None = None,
+        queue: str | None = None,
         **fields: Any,
-    ) -> None:
-        """Write the attempt's last entries and the run's new status in one transaction, fenced."""
+    ) -> bool:
+        """Write the attempt's last entries and the run's new status in one transaction, fenced.
+
+        ``wake_on`` (a run that parks): read the pending signals of ``queue`` in that transaction, after the
+        run's row is locked; if one is accepted, the run parks due at once (``wake_at`` 0) and this returns
+        True. ``add_signal`` locks the same row first, so a signal is seen either here or by its sender.
+        """
         try:
             with self._tx() as conn:
                 ended = {"status": status, "lease_until": None, **fields}
@@ -359,6 +366,13 @@ class SQLStore(ScriptsTable, Generic[C]):
                 self._insert_entries(conn, run_id, entries, fenced=False)
                 sql = "UPDATE run_attempts SET ended = ?, outcome = ?, replayed = ? WHERE run_id = ? AND n = ?"
                 conn.execute(self._sql(sql), (time.time(), status, replayed, run_id, attempt))
+                if wake_on is None:
+                    return False
+                for signal_id, blob in conn.execute(self._sql(_PENDING), (queue or run_id,)).fetchall():
+                    if wake_on(decode_value(run_id, f"signal {signal_id}", blob)):
+                        conn.execute(self._sql("UPDATE runs SET wake_at = 0 WHERE id = ?"), (run_id,))
+                        return True
+                return False
         finally:
             # Even when the write failed (disk full), this process no longer runs it: the
             # next resume may take it over instead of finding it "already being resumed".
@@ -404,12 +418,32 @@ class SQLStore(ScriptsTable, Generic[C]):
     # -- signals: delivery and journal entry commit together (exactly once) --------
 
     @by_run_id()
-    def add_signal(self, run_id: str, event: Any) -> int:
+    def add_signal(self, run_id: str, event: Any, *, wake: str | None = None) -> int:
+        """Queue an event for ``run_id``; the run ``wake``, if given and parked, is made due at once.
+
+        The ``wake`` run's row is locked first: a run parking at the same moment (``finish_attempt`` with
+        ``wake_on``) either sees this signal or is parked already, and is made due here. A ``wake`` run that
+        completed refuses the signal (``RunStateError``): nothing would ever take it.
+        """
         with self._tx() as conn:
+            if wake is not None:
+                self._wake_for_signal(conn, wake)
             if conn.execute(self._sql("SELECT 1 FROM runs WHERE id = ?"), (run_id,)).fetchone() is None:
                 raise RunNotFound(run_id)
             sql = self._sql("INSERT INTO signals (run_id, event, created) VALUES (?, ?, ?) RETURNING id")
             return int(scalar(conn, sql, (run_id, cbor2.dumps(event), time.time())))
+
+    def _wake_for_signal(self, conn: C, run_id: str) -> None:
+        """Lock the run a signal is for: refuse it if the run completed, make the run due if it is parked."""
+        row = conn.execute(self._sql("SELECT status FROM runs WHERE id = ?{for_update}"), (run_id,)).fetchone()
+        if row is None:
+            raise RunNotFound(run_id)
+        if row[0] == "completed":
+            raise RunStateError(
+                f"run {run_id} is completed: a signal to it would never be delivered", run_id=run_id, status=row[0]
+            )
+        if row[0] == "parked":
+            conn.execute(self._sql("UPDATE runs SET wake_at = 0 WHERE id = ?"), (run_id,))
 
     @by_run_id(list)
     def pending_signals(self, run_id: str) -> list[tuple[int, Any]]:
@@ -417,12 +451,18 @@ class SQLStore(ScriptsTable, Generic[C]):
         return [(int(i), decode_value(run_id, f"signal {i}", e)) for i, e in rows]
 
     def deliver_signal(
-        self, run_id: str, accept: Callable[[Any], bool], write: Callable[[int, Any], list[tuple[Entry, bytes]]]
+        self,
+        run_id: str,
+        accept: Callable[[Any], bool],
+        write: Callable[[int, Any], list[tuple[Entry, bytes]]],
+        *,
+        queue: str | None = None,
     ) -> bool:
-        """Deliver the oldest undelivered signal ``accept`` takes: mark it and journal it in one transaction."""
+        """Deliver the oldest undelivered signal of ``queue`` (default: the run's own) ``accept`` takes:
+        mark it and journal it in ``run_id``'s journal in one transaction."""
         with self._tx() as conn:
             # {for_update}: a second deliverer waits, then sees the signal delivered.
-            for signal_id, blob in conn.execute(self._sql(_PENDING + "{for_update}"), (run_id,)).fetchall():
+            for signal_id, blob in conn.execute(self._sql(_PENDING + "{for_update}"), (queue or run_id,)).fetchall():
                 event = decode_value(run_id, f"signal {signal_id}", blob)
                 if accept(event):
                     entries = write(int(signal_id), event)
