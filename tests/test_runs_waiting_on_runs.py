@@ -11,12 +11,13 @@ import asyncio
 import threading
 
 import pytest
+from pace import bound
 
 from jupyter_sandbox import Sandbox
 from jupyter_sandbox.engine.loop import MAX_HELPERS
 from jupyter_sandbox.engine.pool import ActionPool
 
-HANG = 120.0  # seconds that only bound a hang
+HANG = bound(40.0)  # seconds that only bound a hang
 
 
 def _in_thread(fn) -> list:

@@ -20,6 +20,7 @@ import pytest
 from examples import scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pace import bound
 from signal_peer import SCRIPT, sandbox
 
 import jupyter_sandbox.engine.runs as runs
@@ -27,7 +28,7 @@ from jupyter_sandbox import Limits, ManualClock, RunParked, Sandbox, SandboxInte
 from jupyter_sandbox.errors import RunStateError
 
 ROOT = Path(__file__).resolve().parent.parent
-HANG = 120.0  # seconds that only bound a hang
+HANG = bound(40.0)  # seconds that only bound a hang
 
 
 class Peer:
