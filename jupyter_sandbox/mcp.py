@@ -5,8 +5,9 @@ IDE, another agent framework), the tools:
 
 * ``run_script {script, input?}``: run a script against the actions (their declarations are in the tool's
   description; with more than ``--describe-limit`` actions, only their names); the result says
-  ``completed`` (the output), ``failed`` (the error, its line) or ``paused`` (the pending interrupts: an
-  approval waits for a human);
+  ``completed`` (the output), ``failed`` (the error, its line), ``paused`` (the pending interrupts: an
+  approval waits for a human) or ``parked`` (a timer or an event; this server's scheduler wakes it), in the
+  vocabulary of ``results.STATUSES``, which ``list_runs`` speaks too;
 * ``resume_run {run_id, answers?}``: answer a paused run (``true`` approves the first pending interrupt;
   ``{interrupt_id: answer}`` for several) and go on;
 * ``get_run {run_id}``: how a run stands now, e.g. after a human approved it from a notebook's card;
@@ -18,6 +19,10 @@ IDE, another agent framework), the tools:
 * ``list_scripts {}`` and ``save_script {name, script, description?}``, and ``run_script``'s ``save``, only
   with ``--allow-save``: the store's saved scripts (``actions.scripts.NAME``, declared with the actions
   either way), and keeping a script for later runs (every client of the store sees it).
+
+The server runs the store's scheduler (as a notebook does): a run parked on a timer or an event wakes by
+itself, here or in any other process scheduling the same store (``--no-scheduler`` leaves that to a
+``jupyter-sandbox worker``, and every parked result says so).
 
 Runs live in the store given, the same a notebook opens (``Sandbox(store=...)``): a human approves a paused
 run from the notebook's card, and ``get_run`` then reports its outcome. Each tool's result has the text for
@@ -31,11 +36,13 @@ import sys
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from .agents.tool import INTRO
 from .cli import load_actions
-from .errors import SandboxError, error_dict
+from .errors import InvalidValue, SandboxError, error_dict
+from .results import STATUSES
 from .sandbox import Sandbox
 
 __all__ = ["DESCRIBE_LIMIT", "build_server", "main", "run_script_description"]
@@ -52,7 +59,7 @@ def _report(result: Any) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=result.content)],
         structured_content=data,
-        is_error=result.status == "failed",
+        is_error=result.status in ("failed", "cancelled", "rolled_back"),
     )
 
 
@@ -123,13 +130,17 @@ def build_server(
 
     @server.tool(
         name="list_runs",
-        description="The newest runs in the store: id, name, status, times.",
+        description="The newest runs in the store: id, name, status, times. `status` keeps only the runs in "
+        f"one status: {', '.join(STATUSES)}.",
         annotations=ToolAnnotations(read_only_hint=True),
     )
     def list_runs(status: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
-        rows = sb.runs(status=status, limit=max(1, min(int(limit), 500)))
+        try:
+            rows = sb.runs(status=status, limit=max(1, min(int(limit), 500)))
+        except InvalidValue as exc:  # an unknown status: an error result the model reads
+            raise ToolError(str(exc)) from None
         return [
-            {"run_id": r.id, "name": r.name, "status": r.status, "created": r.created, "updated": r.updated}
+            {"run_id": r.id, "name": r.name, "status": sb.status(r), "created": r.created, "updated": r.updated}
             for r in rows
         ]
 
@@ -236,6 +247,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="serve list_scripts and save_script, and run_script's save (off by default)",
     )
+    parser.add_argument(
+        "--no-scheduler",
+        action="store_true",
+        help="do not wake parked runs here (a `jupyter-sandbox worker` on the store does); paused results say so",
+    )
+    parser.add_argument(
+        "--interval", type=float, default=1.0, help="seconds between the scheduler's looks for due runs (default 1)"
+    )
     args = parser.parse_args(argv)
     try:
         sb = Sandbox(args.store)
@@ -244,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for spec in args.actions:
         load_actions(sb, spec)
+    if not args.no_scheduler:
+        sb.start_scheduler(args.interval)  # a parked run wakes by itself, as in a notebook
     try:
         # stdio: stdout is the protocol's, so nothing else prints there
         build_server(

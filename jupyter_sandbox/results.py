@@ -5,9 +5,41 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import CallLogMismatchError
+from .errors import CallLogMismatchError, InvalidValue
 
-__all__ = ["RunResult", "RunInfo", "CheckReport", "RollbackResult"]
+__all__ = ["RunResult", "RunInfo", "CheckReport", "RollbackResult", "STATUSES", "status_word", "stored_status"]
+
+# How a run stands, in one vocabulary for every place that shows it (a ToolResult, the MCP server's get_run and
+# list_runs, the card, ``%sandbox runs``). The store's rows spell two of them otherwise: ``interrupted`` is
+# ``paused``, and ``continued`` (a run that went on as a ``continueAsNew`` successor) shows as its chain's end.
+STATUSES = (
+    "created",  # registered, no attempt yet
+    "running",  # an attempt is under way
+    "paused",  # waits for a human's answer (an approval, an interrupt)
+    "parked",  # waits for a timer or an event; a scheduler wakes it
+    "stalled",  # its host was lost mid-attempt; resumable (a scheduler or a resume takes it up again)
+    "completed",
+    "failed",
+    "cancelled",
+    "rolled_back",
+)
+_STORED = {"paused": "interrupted"}
+
+
+def status_word(stored: str) -> str:
+    """The word for a stored run status (``interrupted`` is ``paused``)."""
+    return "paused" if stored == "interrupted" else stored
+
+
+def stored_status(word: str) -> str:
+    """The stored status a filter word names (the store's own spellings are accepted too); else ``InvalidValue``.
+
+    >>> stored_status("paused")
+    'interrupted'
+    """
+    if word in STATUSES or word in ("interrupted", "continued"):
+        return _STORED.get(word, word)
+    raise InvalidValue(f"no run status {word!r}: one of {', '.join(STATUSES)}")
 
 
 @dataclass

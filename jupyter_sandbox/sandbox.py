@@ -23,7 +23,7 @@ from .engine.loop import engine_loop
 from .engine.realm import Limits
 from .engine.runs import Engine
 from .errors import RunNotFound, RunStateError
-from .results import CheckReport, RollbackResult, RunInfo, RunResult
+from .results import CheckReport, RollbackResult, RunInfo, RunResult, status_word, stored_status
 from .stores import Store, open_store, portable
 from .stores.sqlite import SQLiteStore
 
@@ -376,6 +376,11 @@ class Sandbox:
             self._scheduler = Scheduler(self._engine, self._loop, interval, on_result)
         self._scheduler.start()
 
+    @property
+    def scheduling(self) -> bool:
+        """Whether this Sandbox's scheduler is running (``start_scheduler``): its parked runs wake by themselves."""
+        return self._scheduler is not None and self._scheduler.running
+
     def stop_scheduler(self) -> None:
         if self._scheduler is not None:
             self._scheduler.stop()
@@ -419,8 +424,10 @@ class Sandbox:
     # -- inspecting ---------------------------------------------------------------
 
     def runs(self, *, status: str | None = None, limit: int = 200, include_children: bool = False) -> list[RunInfo]:
-        """Stored runs, newest first."""
-        rows = self.store.list_runs(status=status, top_level=not include_children, limit=limit)
+        """Stored runs, newest first; ``status`` filters by a word of ``results.STATUSES`` (``InvalidValue`` for
+        any other)."""
+        stored = None if status is None else stored_status(status)
+        rows = self.store.list_runs(status=stored, top_level=not include_children, limit=limit)
         return [_info(row) for row in rows]
 
     def run(self, run_id: str) -> RunInfo:
@@ -429,6 +436,30 @@ class Sandbox:
         info = _info(self.store.get_run(run_id))
         info.entries, info.attempts, info.pending = doc["entries"], doc["attempts"], doc["pending"]
         return info
+
+    def chain(self, run_id: str) -> list[str]:
+        """The run and the successors it continued as (``ctx.continueAsNew``), in order; the last one says how
+        the chain stands.
+
+        >>> sb = Sandbox()
+        >>> r = sb.eval("if (!ctx.input) await ctx.continueAsNew(1); return ctx.input")
+        >>> sb.chain(r.run_ids[0]) == r.run_ids
+        True
+        """
+        chain = [run_id]
+        row = self.store.get_run(run_id)
+        while row.status == "continued" and row.successor and len(chain) <= 1000:
+            row = self.store.get_run(row.successor)
+            chain.append(row.id)
+        return chain
+
+    def status(self, run: str | RunInfo) -> str:
+        """How the run (an id, or a ``RunInfo`` already read) stands, a word of ``results.STATUSES``: a continued
+        run's is its chain's last run's."""
+        if isinstance(run, RunInfo) and run.status != "continued":
+            return status_word(run.status)
+        run_id = run.id if isinstance(run, RunInfo) else run
+        return status_word(self.store.get_run(self.chain(run_id)[-1]).status)
 
     def timeline(self, run_id: str) -> dict[str, Any]:
         """The run's timeline document (docs/journal.md), as the widgets render it."""

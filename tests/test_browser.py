@@ -172,7 +172,7 @@ def test_the_run_card_in_jupyterlab_and_notebook_7(tmp_path):
         approve = card.locator('button[data-act="approve"]')
         expect(approve).to_be_enabled()  # live: the renderer attached over the comm
         expect(card).to_contain_text("send_email needs approval")
-        expect(card.locator(".jsbx-card-head .jsbx-status")).to_have_attribute("data-status", "interrupted")
+        expect(card.locator(".jsbx-card-head .jsbx-status")).to_have_attribute("data-status", "paused")
         page.wait_for_function(KERNEL_IDLE % n, timeout=60_000)
         raffle = card_of(cells, RAFFLE_CELL)
         expect(raffle.locator(".jsbx-card-head .jsbx-status")).to_have_attribute("data-status", "completed")

@@ -149,4 +149,4 @@ def test_a_scripted_agent_fixes_its_script_pauses_is_approved_in_the_card_and_co
     outputs = "".join(o.get("text", "") for o in nb.cells[2].outputs if o.output_type == "stream")
     assert re.search(r"done 2", outputs), outputs  # the click resumed the run: a second attempt
     shown = [o["data"] for o in nb.cells[1].outputs if o.output_type == "display_data"]
-    assert [d[CARD_MIME]["status"] for d in shown if CARD_MIME in d] == ["interrupted"], shown  # the paused card
+    assert [d[CARD_MIME]["status"] for d in shown if CARD_MIME in d] == ["paused"], shown  # the paused card

@@ -411,7 +411,7 @@ def test_runs_lists_names_and_statuses(ip):
     _, cap = cell(ip, "%sandbox runs", None)
     lines = text(cap).splitlines()[1:]
     assert lines[0].split()[:3] == ["id", "name", "status"]
-    assert lines[1].split()[1:3] == ["two", "interrupted"] and lines[2].split()[1:3] == ["one", "completed"]
+    assert lines[1].split()[1:3] == ["two", "paused"] and lines[2].split()[1:3] == ["one", "completed"]
     assert "<table" in html(cap)
     _, cap = cell(ip, "%sandbox runs --status completed", None)
     assert "two" not in text(cap)
@@ -547,7 +547,7 @@ def test_export_and_import_into_another_store(ip, tmp_path):
     _, cap = cell(ip, f"%sandbox export x {tmp_path / 'x.run'}", None)
     assert "exported run" in cap.stdout
     _, cap = cell(ip, f"%sandbox --store other.sqlite import {tmp_path / 'x.run'}", None)
-    assert "imported run" in cap.stdout and "(interrupted)" in cap.stdout
+    assert "imported run" in cap.stdout and "(paused)" in cap.stdout
     cell(ip, "%sandbox --store other.sqlite resume x --answer true -o out", None)
     assert ip.user_ns["out"] == {"sent": "ana"}
 

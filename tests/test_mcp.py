@@ -8,11 +8,13 @@ tools change while it runs (the actions are registered from the list read when `
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -320,13 +322,19 @@ def test_an_mcp_client_sees_paused_then_completed_after_an_approval_from_another
     assert "send_email" in seen["described"] and "add(" not in seen["described"]
 
 
+@contextlib.asynccontextmanager
+async def _served(tmp_path: Path, *options: str) -> Any:
+    """A client session with the sandbox's MCP server over a store in ``tmp_path``."""
+    params = _serve(tmp_path / "runs.sqlite")
+    params.args.extend(options)
+    async with stdio_client(params, errlog=open(tmp_path / "err", "w")) as (r, w), ClientSession(r, w) as session:
+        await session.initialize()
+        yield session
+
+
 def test_get_run_of_an_unknown_run_is_a_failed_result_not_a_crash(tmp_path):
     async def client() -> dict:
-        async with (
-            stdio_client(_serve(tmp_path / "runs.sqlite"), errlog=open(tmp_path / "err", "w")) as (r, w),
-            ClientSession(r, w) as session,
-        ):
-            await session.initialize()
+        async with _served(tmp_path) as session:
             result = await session.call_tool("get_run", {"run_id": "r-nope"})
             return {"is_error": result.is_error, **result.structured_content}
 
@@ -376,3 +384,46 @@ def test_the_magic_adds_a_server_and_lists_its_tools_with_their_approval(tmp_pat
     assert "shelf.read_file" in text and "approval: yes" in text
     sb.close()
     defaults._reset()
+
+
+def test_a_run_parked_under_the_mcp_server_wakes_by_itself_and_every_tool_says_its_status_alike(tmp_path):
+    seen: dict[str, Any] = {}
+
+    async def client() -> None:
+        async with _served(tmp_path) as session:
+            parked = await session.call_tool("run_script", {"script": "await ctx.sleep(1500); return 'woke'"})
+            seen["parked"] = parked.structured_content
+            seen["parked_text"] = parked.content[0].text
+            run_id = parked.structured_content["run_id"]
+            for _ in range(600):  # only bounds a hang: the server's own scheduler must wake the run
+                now = (await session.call_tool("get_run", {"run_id": run_id})).structured_content
+                if now["status"] not in ("parked", "running"):
+                    break
+                await anyio.sleep(0.1)
+            seen["woken"] = now
+            paused = await session.call_tool(
+                "run_script", {"script": "return await actions.send_email({to: 'a', body: 'b'})"}
+            )
+            seen["paused"] = paused.structured_content["status"]
+            seen["listed"] = (await session.call_tool("list_runs", {})).structured_content["result"]
+            seen["filtered"] = (await session.call_tool("list_runs", {"status": "paused"})).structured_content["result"]
+            seen["unknown"] = await session.call_tool("list_runs", {"status": "pased"})
+
+    anyio.run(client)
+    assert seen["parked"]["status"] == "parked" and "goes on by itself" in seen["parked_text"]
+    assert (seen["woken"]["status"], seen["woken"]["output"]) == ("completed", "woke")
+    assert seen["paused"] == "paused"
+    assert [r["status"] for r in seen["listed"]] == ["paused", "completed"]
+    assert [r["status"] for r in seen["filtered"]] == ["paused"]
+    assert seen["unknown"].is_error and "no run status 'pased'" in seen["unknown"].content[0].text
+
+
+def test_without_its_scheduler_the_mcp_server_says_a_worker_must_wake_a_parked_run(tmp_path):
+    async def client() -> str:
+        async with _served(tmp_path, "--no-scheduler") as session:
+            parked = await session.call_tool("run_script", {"script": "await ctx.sleep(60000); return 1"})
+            got = await session.call_tool("get_run", {"run_id": parked.structured_content["run_id"]})
+            return parked.content[0].text + got.content[0].text
+
+    text = anyio.run(client)
+    assert text.count("jupyter-sandbox worker") == 2

@@ -3,7 +3,7 @@
 >>> tool = sb.tool()                      # a SandboxTool over the sandbox's actions
 >>> tool.anthropic()                      # or tool.openai(): the definition to hand the model
 >>> result = tool.run(block.input)        # {"script": "...", "input": ...} from the model's tool call
->>> result.status, result.content         # "completed" / "paused" / "failed", and the text for the model
+>>> result.status, result.content         # "completed" / "paused" / "failed" ..., and the text for the model
 
 A ``paused`` result waits for a human (an approval): in a notebook it shows as
 the run's card, whose Approve button resumes the run; ``tool.result(run_id)``
@@ -25,6 +25,7 @@ from typing import Any
 from ..errors import (
     LimitExceeded,
     LintError,
+    RunCancelled,
     RunParked,
     RunStateError,
     SandboxError,
@@ -45,9 +46,10 @@ INTRO = """\
 Run a JavaScript workflow script in a durable sandbox. The script can call only the actions declared below \
 (each a Python function on the user's side) and the `ctx` API. Write `script` as the body of an async function: \
 use top-level `await`, and `return` the result you need. Pass `input` (any JSON) to read it as `ctx.input`.
-The result reports `completed` with the output and the console, `failed` with the error (its line, and for a \
-refused input the issues), or `paused` when an action waits for a human's approval: do not run the script \
-again then, its outcome arrives when the human answers.
+The result reports `completed` with the output and the console, `failed` (or `cancelled`, `rolled_back`) with \
+the error (its line, and for a refused input the issues), `paused` when an action waits for a human's approval, \
+`parked` when the script waits for a timer or an event, or `stalled` when the run lost its host and resume_run \
+takes it up again: do not run the script again then, the run goes on from where it stopped.
 """
 
 SAVE = {
@@ -66,6 +68,17 @@ PAUSED = (
     "its outcome is reported when they have answered."
 )
 
+# The note under each status a run can wait in (results.STATUSES), saying what happens next.
+WAITING = {
+    "paused": PAUSED,
+    "parked": "The run waits for a timer or an event; it goes on by itself when one comes.",
+    "parked-unscheduled": "The run waits for a timer or an event; nothing here wakes it: it goes on once a scheduler "
+    "on its store runs (a notebook's, or `jupyter-sandbox worker --store STORE`).",
+    "stalled": "The run lost its host mid-attempt; resume_run takes it up again (nothing it recorded runs twice).",
+    "running": "The run is still running.",
+    "created": "The run has not started.",
+}
+
 
 @dataclass
 class ToolResult:
@@ -75,7 +88,7 @@ class ToolResult:
     ``error``: ``{name, message, action, issues, line, column, excerpt}`` when failed.
     """
 
-    status: str  # completed, paused, failed
+    status: str  # a word of results.STATUSES: completed, paused, parked, stalled, failed, cancelled ...
     run_id: str | None
     content: str
     output: Any = None
@@ -233,23 +246,23 @@ class SandboxTool:
 
     def result(self, run_id: str) -> ToolResult:
         """The run as the store has it now (after a human answered in the card, say), as a ToolResult."""
-        info = self.sandbox.run(run_id)
-        console = [
-            {"level": e.get("level", "log"), "message": e.get("message", "")}
-            for e in info.entries
-            if e.get("kind") == "console"
-        ]
-        if info.status == "completed":
-            return self._result("completed", run_id, output=info.output, console=console)
-        if info.status in ("interrupted", "parked", "running", "created"):
-            note = {
-                "parked": "The run waits for a timer or an event.",
-                "running": "The run is still running.",
-                "created": "The run has not started.",
-            }.get(info.status)
-            return self._result("paused", run_id, console=console, pending=_pending(info.pending), note=note or PAUSED)
-        error = dict(info.error) if isinstance(info.error, dict) else {"name": info.status, "message": str(info.error)}
-        return self._result("failed", run_id, console=console, error=self._located(error, info.source, run_id))
+        chain = self.sandbox.chain(run_id)  # a continueAsNew chain stands as its last run does
+        console = []
+        for rid in chain:
+            info = self.sandbox.run(rid)
+            console += [
+                {"level": e.get("level", "log"), "message": e.get("message", "")}
+                for e in info.entries
+                if e.get("kind") == "console"
+            ]
+        status = self.sandbox.status(info)
+        if status == "completed":
+            return self._result("completed", info.id, output=info.output, console=console)
+        if status in WAITING:
+            pending = _pending(info.pending)
+            return self._result(status, info.id, console=console, pending=pending, note=self._note(status))
+        error = dict(info.error) if isinstance(info.error, dict) else {"name": status, "message": str(info.error)}
+        return self._result(status, info.id, console=console, error=self._located(error, info.source, info.id))
 
     # -- building results ------------------------------------------------------------------------
 
@@ -269,17 +282,21 @@ class SandboxTool:
             )
         except RunParked as parked:
             return self._result(
-                "paused",
+                "parked",
                 parked.run_id,
                 console=parked.console,
                 outcome=parked,
-                note="The run waits for a timer or an event; it goes on by itself.",
+                note=self._note("parked"),
             )
         except (SandboxError, TypeError, ValueError) as exc:  # TypeError/ValueError: an input that is not JSON
             run_id = getattr(exc, "run_id", None)
             console = self._console(run_id)
             return self._result(
-                "failed", run_id, console=console, outcome=exc, error=self._located(_describe(exc), source, run_id)
+                "cancelled" if isinstance(exc, RunCancelled) else "failed",
+                run_id,
+                console=console,
+                outcome=exc,
+                error=self._located(_describe(exc), source, run_id),
             )
         assert isinstance(outcome, RunResult)
         return self._result(
@@ -312,6 +329,12 @@ class SandboxTool:
             tool=self,
             outcome=outcome,
         )
+
+    def _note(self, status: str) -> str:
+        """What happens next to a run waiting in ``status``: a parked one wakes only where a scheduler runs."""
+        if status == "parked" and not self.sandbox.scheduling:
+            return WAITING["parked-unscheduled"]
+        return WAITING[status]
 
     def _refused(self, message: str) -> ToolResult:
         return self._result("failed", None, error={"name": "InvalidArguments", "message": message})

@@ -24,6 +24,7 @@ import time
 from typing import Any
 
 from ..errors import RunNotFound
+from ..results import status_word
 
 __all__ = ["CARD_MIME", "MAX_ROWS", "card_document", "full_rows", "next_version", "preview"]
 
@@ -196,16 +197,7 @@ def _grouped(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def full_rows(sb: Any, run_id: str) -> list[dict[str, Any]]:
     """Every journal entry of the run's chain as a row, ungrouped: "show the full journal"."""
-    return [r for rid in _chain(sb, run_id) for r in _rows(sb.timeline(rid), group=False)]
-
-
-def _chain(sb: Any, run_id: str) -> list[str]:
-    chain = [run_id]
-    row = sb.store.get_run(run_id)
-    while row.status == "continued" and row.successor and len(chain) < 1000:
-        row = sb.store.get_run(row.successor)
-        chain.append(row.id)
-    return chain
+    return [r for rid in sb.chain(run_id) for r in _rows(sb.timeline(rid), group=False)]
 
 
 def _pending(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -255,7 +247,7 @@ def card_document(
 ) -> dict[str, Any]:
     """The card of ``run_id`` as the store has it now (a JSON document, see the module doc)."""
     try:
-        chain = _chain(sb, run_id)
+        chain = sb.chain(run_id)
     except RunNotFound:
         return {
             "version": next_version(),
@@ -301,7 +293,7 @@ def card_document(
         "title": title,
         "name": run.get("name"),
         "kind": run.get("kind"),
-        "status": run.get("status"),
+        "status": status_word(str(run.get("status"))),  # the one vocabulary (results.STATUSES)
         "created": docs[0]["run"].get("created"),
         "updated": run.get("updated"),
         "wake_at": run.get("wake_at"),

@@ -23,7 +23,7 @@ from IPython.display import display
 from IPython.utils.process import arg_split
 
 from ..errors import RunCancelled, RunNotFound, RunPaused, SandboxError
-from ..results import RunResult
+from ..results import STATUSES, RunResult
 from ..sandbox import Sandbox
 from .card_doc import preview
 from .card_html import mismatch_html
@@ -162,7 +162,7 @@ def _when(t: float | None) -> str:
 
 
 @magic_arguments(name="sandbox runs")
-@argument("--status", help="only runs with this status (completed, interrupted, parked, failed, cancelled, ...)")
+@argument("--status", help=f"only runs with this status ({', '.join(STATUSES)})")
 @argument("--all", action="store_true", help="child runs too")
 @argument("--limit", type=int, default=50, help="at most this many, newest first (default 50)")
 @argument(
@@ -197,7 +197,7 @@ def runs(magics: Magics, sb: Sandbox, args: Any) -> None:
             if isinstance(r.error, dict)
             else ""
         )
-        table.append((r.id, r.name or "", r.status, str(r.attempt), _when(r.created), _when(r.updated), note))
+        table.append((r.id, r.name or "", sb.status(r), str(r.attempt), _when(r.created), _when(r.updated), note))
     head = ("id", "name", "status", "attempts", "created", "updated", "output / note")
     widths = [max(len(x) for x in col) for col in zip(head, *table, strict=True)]
     text = "\n".join("  ".join(c.ljust(n) for c, n in zip(row, widths, strict=True)).rstrip() for row in [head, *table])
@@ -218,7 +218,7 @@ def _pending_runs(sb: Sandbox, limit: int) -> None:
     """``runs --pending``: one row per open interrupt of a paused run (a child's shows under its top-level run)."""
     where = mask(str(sb.store.path))
     table = []
-    for r in sb.runs(status="interrupted", limit=limit):
+    for r in sb.runs(status="paused", limit=limit):
         for p in RunCard(sb, r.id).pending():  # what the card's buttons would answer, children's included
             table.append(
                 (
@@ -287,7 +287,7 @@ def resume(magics: Magics, sb: Sandbox, args: Any) -> None:
             next((i for i in pending if i["id"] == args.id), None) if args.id else (pending[0] if pending else None)
         )
         if target is None:
-            status = sb.store.get_run(run_id).status
+            status = sb.status(run_id)
             which = f"interrupt {args.id}" if args.id and pending else "interrupt"
             raise UsageError(
                 f"run {run_id} is {status} and has no pending {which} to answer"
@@ -392,7 +392,7 @@ def export(magics: Magics, sb: Sandbox, args: Any) -> None:
 def import_(magics: Magics, sb: Sandbox, args: Any) -> None:
     """Load an exported run into this store, ready to show, resume or check."""
     run_id = sb.import_run(args.path)
-    print(f"imported run {run_id} ({sb.store.get_run(run_id).status}): `%sandbox show {run_id}`")
+    print(f"imported run {run_id} ({sb.status(run_id)}): `%sandbox show {run_id}`")
 
 
 COMMANDS = {
