@@ -31,11 +31,37 @@ def pytest_report_header(config):
     return f"pace: this machine runs {pace.SLOWDOWN:.2f}x slower than idle; waits are bounded accordingly"
 
 
+def pytest_generate_tests(metafunc):
+    # The conformance suite: a module that sets ``BOTH_BACKENDS = True`` runs each test taking ``sb`` (or a
+    # fixture built on it) on SQLite and on PostgreSQL; under CI=true a missing PostgreSQL fails, not skips.
+    if "backend" in metafunc.fixturenames and getattr(metafunc.module, "BOTH_BACKENDS", False):
+        metafunc.parametrize("backend", ["sqlite", "postgres"], indirect=True)
+
+
 @pytest.fixture
-def sb():
-    sandbox = Sandbox()
-    yield sandbox
-    sandbox.close()
+def backend(request):
+    """The store under ``sb``: ``sqlite`` (in memory), or in a conformance module ``postgres`` too."""
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture
+def new_sandbox(backend, request):
+    """Makes Sandboxes (``new_sandbox(clock=...)``) on the store under test; each is closed after the test."""
+    made: list[Sandbox] = []
+
+    def make(**options):
+        store = request.getfixturevalue("postgres_url") if backend == "postgres" else ":memory:"
+        made.append(Sandbox(store, **options))
+        return made[-1]
+
+    yield make
+    for sandbox in made:
+        sandbox.close()
+
+
+@pytest.fixture
+def sb(new_sandbox):
+    return new_sandbox()
 
 
 @pytest.fixture

@@ -10,6 +10,8 @@ from pace import bound
 
 from jupyter_sandbox import ActionInterrupt, Resume, SandboxInterrupt
 
+BOTH_BACKENDS = True  # the conformance suite: each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 
 @pytest.fixture
 def mailer(sb):

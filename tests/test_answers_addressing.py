@@ -14,12 +14,14 @@ from hypothesis import strategies as st
 from jupyter_sandbox import ActionInterrupt, Resume, RunStateError, Sandbox, SandboxInterrupt
 from jupyter_sandbox.errors import UnaddressedAnswer
 
+BOTH_BACKENDS = True  # the conformance suite: each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 SOURCE = "await actions.work(1); const a = await actions.ask('first'); await actions.work(2); return a"
 
 
 @pytest.fixture
-def sb():
-    sandbox = Sandbox()
+def sb(new_sandbox):
+    sandbox = new_sandbox()
     sandbox.calls = []
 
     @sandbox.action

@@ -10,6 +10,8 @@ import pytest
 
 from jupyter_sandbox import Resume, Sandbox, SandboxInterrupt
 
+BOTH_BACKENDS = True  # the conformance suite: each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 SOURCE = """
 const a = await actions.lookup('p');
 const t = Date.now();

@@ -20,6 +20,8 @@ from jupyter_sandbox import ActionInterrupt, Resume, Sandbox, SandboxInterrupt
 from jupyter_sandbox.actions import Action, call_action
 from jupyter_sandbox.engine.attempt import Observer
 
+BOTH_BACKENDS = True  # the conformance suite: each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 SOURCE = "const v = {items: [1], tag: 'x'}; await actions.wreck(v); const a = await actions.gate(1); return [v, a]"
 ORIGINAL = {"items": [1], "tag": "x"}
 
@@ -39,8 +41,8 @@ def wreck_everything(value):
 
 
 @pytest.fixture
-def sb():
-    sandbox = Sandbox()
+def sb(new_sandbox):
+    sandbox = new_sandbox()
 
     @sandbox.action
     def wreck(value):

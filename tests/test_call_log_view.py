@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 from jupyter_sandbox.engine.journal import Journal, _call_log_entry
 from jupyter_sandbox.stores.rows import Entry
 
+BOTH_BACKENDS = True  # the conformance suite: each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=4),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),

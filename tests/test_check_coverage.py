@@ -16,10 +16,12 @@ from hypothesis import strategies as st
 
 from jupyter_sandbox import ActionInterrupt, ManualClock, RunParked, Sandbox, SandboxInterrupt, ScriptError
 
+BOTH_BACKENDS = True  # the conformance suite: each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 
 @pytest.fixture
-def sb():
-    sandbox = Sandbox(clock=ManualClock(start=1_700_000_000_000))
+def sb(new_sandbox):
+    sandbox = new_sandbox(clock=ManualClock(start=1_700_000_000_000))
     sandbox.calls = []
 
     @sandbox.action

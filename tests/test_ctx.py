@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from jupyter_sandbox import ActionError, ActionInterrupt, RunParked, Sandbox, SandboxInterrupt
 from jupyter_sandbox.engine.waits import matches
 
+BOTH_BACKENDS = True  # the conformance suite: each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 
 @pytest.fixture
 def gated(sb):

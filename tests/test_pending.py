@@ -7,6 +7,8 @@ from test_magic import APPROVE, card, cell, ip, testing_shell, text  # noqa: F40
 
 from jupyter_sandbox.notebook import cards as card_registry
 
+BOTH_BACKENDS = True  # the conformance suite: each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 
 def _use(ip, url):
     ip.run_line_magic("config", f"SandboxMagics.store = {url!r}")

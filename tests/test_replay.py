@@ -13,6 +13,8 @@ import pytest
 
 from jupyter_sandbox import ActionInterrupt, CallLogMismatchError, Resume, SandboxInterrupt
 
+BOTH_BACKENDS = True  # the conformance suite: each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 
 def interrupt_once(sb, name="approve"):
     """Register an action that interrupts on its first call and returns the answer on resume."""
@@ -501,3 +503,7 @@ def test_resume_with_the_call_log_from_another_sandbox_uses_the_call_log_alone(s
     )
     assert result.output == [it.call_log[0]["response"], "b"]
     assert result.run_id != it.run_id
+
+
+def test_the_conformance_suite_runs_each_test_on_the_store_it_names(sb, backend):
+    assert type(sb.store).__name__ == {"sqlite": "SQLiteStore", "postgres": "PostgresStore"}[backend]

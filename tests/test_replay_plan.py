@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_sandbox import ActionInterrupt, Sandbox, SandboxInterrupt
+from jupyter_sandbox import ActionInterrupt, SandboxInterrupt
+
+BOTH_BACKENDS = True  # the conformance suite: each test on SQLite and on PostgreSQL (tests/conftest.py)
 
 
 @pytest.fixture
-def sb():
-    sandbox = Sandbox()
+def sb(new_sandbox):
+    sandbox = new_sandbox()
 
     @sandbox.action
     def lookup(x):

@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 
 from jupyter_sandbox import ActionInterrupt, ManualClock, RunParked, Sandbox, SandboxInterrupt
 
+BOTH_BACKENDS = True  # the conformance suite: each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 # A typed rendering of any JS value: -0, undefined, key order, own `__proto__` keys and
 # prototypes all show, which JSON.stringify would hide.
 DESCRIBE = r"""

@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from jupyter_sandbox import ActionError, Sandbox
 
+BOTH_BACKENDS = True  # the conformance suite: each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 
 @pytest.fixture
 def publishing(sb):
