@@ -360,3 +360,45 @@ def test_an_mcp_tools_revert_is_given_the_tools_input_and_result_and_an_unknown_
         result = sb.resume(run_id, True)
         sb.rollback(run_id)
     assert undone == [({"path": "/a", "text": "hi"}, result.output)]
+
+
+# -- the card's Roll back button ---------------------------------------------------------------------------------
+
+
+def test_a_rejected_runs_card_offers_roll_back_and_the_click_rolls_it_back(tmp_path, monkeypatch):
+    from test_card import node_card_html
+    from test_magic import attach
+
+    import jupyter_sandbox
+    from jupyter_sandbox.notebook import defaults as notebook
+
+    with notebook_shell(tmp_path, monkeypatch):
+        undone: list = []
+        jupyter_sandbox.action(lambda n: n, name="book", revert=lambda n, r: undone.append(n))
+        jupyter_sandbox.action(lambda n: n, name="ask", approval=True)
+        sb = notebook.default_sandbox()
+        with pytest.raises(SandboxInterrupt) as paused:
+            sb.eval("await actions.book(1); await actions.ask(2)")
+        with pytest.raises(ScriptError, match="rejected"):
+            sb.resume(paused.value.run_id, False)
+        comm = attach(paused.value.run_id)
+        assert 'data-act="rollback"' in node_card_html(comm.docs()[-1])
+        comm.click(type="rollback")
+        assert undone == [1] and comm.docs()[-1]["status"] == "rolled_back"
+        assert 'data-act="rollback"' not in node_card_html(comm.docs()[-1])
+
+
+def test_a_roll_back_click_that_fails_says_why_in_the_card(tmp_path, monkeypatch):
+    from test_magic import attach
+
+    from jupyter_sandbox.notebook import defaults as notebook
+
+    with notebook_shell(tmp_path, monkeypatch):
+        sb = notebook.default_sandbox()
+        with Sandbox(sb.store.path) as other:  # a run of an action this kernel has not registered
+            other.action(lambda n: n, name="elsewhere")
+            run_id = _failed_run(other, "await actions.elsewhere(1); throw new Error('stop')")
+        comm = attach(run_id)
+        comm.click(type="rollback")
+        assert "elsewhere, which this sandbox has not registered" in comm.docs()[-1]["notice"]
+        assert sb.run(run_id).status == "failed"

@@ -359,6 +359,13 @@ class _Link:
             if failed:  # a click whose resume failed says why in the card, until the next click
                 self.notice = f"{type(outcome).__name__}: {outcome}"[:2000]
             self.refresh()
+        elif kind == "rollback":  # the card's Roll back button (a failed, rejected or cancelled run)
+            self.notice = None
+            try:
+                self.sb.rollback(self.run_id)
+            except SandboxError as exc:
+                self.notice = f"{type(exc).__name__}: {exc}"[:2000]
+            self.refresh()
         elif kind == "journal":
             self.comm.send({"type": "journal", "rows": full_rows(self.sb, self.run_id)})
         else:

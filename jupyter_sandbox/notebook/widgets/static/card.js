@@ -133,9 +133,10 @@ export function cardHtml(doc, options = {}) {
   const out = [
     h`<div class="jsbx-card-head"><span class="jsbx-status" data-status="${status}">${status}</span> <b>${d.name || d.title || 'run'}</b> <code>${d.run_id}</code> <span class="jsbx-meta">${facts}</span>${hint ? h` <span class="jsbx-hint" data-role="hint">${hint}${retry}</span>` : ''}</div>`,
     status === 'running' && (d.progress || d.step) ? h`<div class="jsbx-live-now" data-role="progress">${d.step ? h`<div class="jsbx-meta">step <b>${d.step}</b></div>` : ''}${d.progress ? new Safe(String(progressHtml(d.progress))) : ''}</div>` : '',
-    d.notice ? h`<div class="jsbx-error" data-role="notice"><div class="jsbx-err-title">the click did not resume the run: ${d.notice}</div></div>` : '',
+    d.notice ? h`<div class="jsbx-error" data-role="notice"><div class="jsbx-err-title">the click did not go through: ${d.notice}</div></div>` : '',
     d.output ? h`<div class="jsbx-output">${value('output', d.output)}${d.out_var ? h` <span class="jsbx-meta">(in <code>${d.out_var}</code>)</span>` : ''}</div>` : '',
     errorShown ? errorHtml(d, d.error) : d.error ? h`<div class="jsbx-meta">the error is shown below the cell</div>` : '',
+    status === 'failed' || status === 'cancelled' ? h`<div class="jsbx-buttons" data-role="rollback"><button class="jsbx-btn jsbx-rollback" data-act="rollback" type="button"${live ? '' : new Safe(' disabled')}>Roll back</button> <span class="jsbx-meta">run the reverts of its completed calls, newest first</span></div>` : '',
     status === 'parked' ? h`<div class="jsbx-note">parked: ${d.wake_at ? `wakes at ${new Date(d.wake_at).toISOString()}` : 'waiting for an event'}; the store's scheduler resumes it, in any kernel on this store</div>` : '',
     answered,
     (d.pending ?? []).map((/** @type {any} */ p) => pendingHtml(p, live)),
@@ -188,6 +189,7 @@ export function mountCard(node, doc, conn) {
     if (act === 'connect' && conn.retry) { conn.retry(); return; }
     if (!button || !conn.send) return;
     if (act === 'journal') { conn.send({ type: 'journal' }); button.textContent = 'loading…'; return; }
+    if (act === 'rollback') { button.setAttribute('disabled', ''); button.textContent = 'rolling back…'; conn.send({ type: 'rollback' }); return; }
     const panel = /** @type {HTMLElement} */ (button.closest('[data-interrupt]'));
     const message = /** @type {HTMLElement} */ (panel.querySelector('[data-role="message"]'));
     /** @type {Record<string, any>} */
