@@ -8,12 +8,13 @@ and the test in that file fails when the two differ.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ..actions import MAX_DEPTH
+from ..errors import StoreError
 
-__all__ = ["Limits", "MAX_DEPTH", "limits_table"]
+__all__ = ["Limits", "MAX_DEPTH", "limits_table", "stored_limits"]
 
 MIN_MEMORY = 4 * 1024 * 1024
 MIN_STACK = 64 * 1024
@@ -122,3 +123,18 @@ def limits_table() -> str:
         "| `InvalidValue` (a value from Python); a `TypeError` the script can catch (one from the script) |"
     )
     return "\n".join(rows)
+
+
+def stored_limits(run_id: str, base: Limits, overrides: dict[str, Any]) -> Limits:
+    """``base`` with a run's stored ``limits`` overrides; a limit this version lacks (a newer one's) is ignored.
+
+    A known limit with a value ``Limits`` refuses is a ``StoreError`` naming the run and the field.
+    """
+    known = {f.name for f in fields(Limits)}
+    chosen = {name: value for name, value in overrides.items() if name in known}
+    if not chosen:
+        return base
+    try:
+        return replace(base, **chosen)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"run {run_id}: its options field .limits: {exc}; the store is damaged") from None

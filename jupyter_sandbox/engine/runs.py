@@ -33,6 +33,7 @@ from .answers import Answers
 from .attempt import Attempt, AttemptResult, Observer
 from .clock import Clock, SystemClock
 from .journal import CallLog, Journal, plan_from_call_log, signal_room
+from .limits import stored_limits
 from .lint import lint
 from .pool import ActionPool
 from .realm import Limits
@@ -369,8 +370,7 @@ class Engine:
         return names if allowed is None else [n for n in names if n in allowed]
 
     def _limits_of(self, run: RunRow) -> Limits:
-        overrides = run.options.get("limits") or {}
-        return Limits(**{**self.limits.__dict__, **overrides}) if overrides else self.limits
+        return stored_limits(run.id, self.limits, run.options.get("limits") or {})
 
     def _root(self, run_id: str) -> str:
         run = self.store.get_run(run_id)

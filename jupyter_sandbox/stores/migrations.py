@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from ..errors import StoreError
 from .scripts import POSTGRES_TABLE, SQLITE_TABLE
+from .stored import schema_version
 
 __all__ = [
     "BASE_VERSION",
@@ -67,15 +68,7 @@ def stored_version(path: str, row: tuple[Any, ...] | None) -> int:
     """The version a store's ``meta`` row says it is at; a newer one than this code reads is refused."""
     if row is None:
         raise StoreError(f"{path} has no schema version in its meta table", path=path)
-    if not str(row[0]).isdigit():
-        raise StoreError(f"{path} has a damaged schema version {row[0]!r}", path=path)
-    if int(row[0]) > latest():
-        raise StoreError(
-            f"{path} was written by a newer jupyter_sandbox (schema {row[0]}, "
-            f"this version reads {latest()}); upgrade jupyter_sandbox",
-            path=path,
-        )
-    return int(row[0])
+    return schema_version(path, row[0], latest())
 
 
 def out_of_date(path: str, version: int, why: str) -> StoreError:

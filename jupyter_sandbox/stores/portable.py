@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import cbor2
 
 from ..errors import StoreError
 from .base import SCHEMA_VERSION, Store
 from .rows import decode_journal, decode_run, decode_value
+from .stored import export_header
 
 __all__ = ["export_run", "import_run", "FORMAT"]
 
@@ -38,19 +39,14 @@ def import_run(store: Store, path: str | os.PathLike[str]) -> str:
     """Load a file written by ``export_run``; return the root run's id."""
     try:
         doc = cbor2.loads(Path(path).read_bytes())
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            raise ValueError("no jupyter-sandbox-run header")
-        runs, root = doc["runs"], doc["root"]
-    except Exception as exc:  # cbor2, OSError, missing keys: all mean "not an export"
+    except Exception as exc:  # cbor2, OSError: both mean "not an export"
         raise StoreError(f"{path} is not a jupyter_sandbox run export: {exc}", path=str(path)) from exc
-    if doc.get("schema", 0) > SCHEMA_VERSION:
-        raise StoreError(f"{path} was exported by a newer jupyter_sandbox", path=str(path))
-    if not isinstance(runs, list):
-        raise StoreError(f"{path} is not a jupyter_sandbox run export: its runs are not a list", path=str(path))
+    header = export_header(str(path), doc, SCHEMA_VERSION)  # the format, schema, root and runs (stored.py)
+    runs, root = header.runs, header.root
     for item in runs:  # checked before anything is loaded: a damaged file loads nothing
         _check_dump(item, path)
     store.load_runs(runs)
-    return cast(str, root)  # written by export_run as the root run's id
+    return root
 
 
 def _check_dump(item: Any, path: str | os.PathLike[str]) -> None:

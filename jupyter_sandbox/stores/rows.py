@@ -21,6 +21,7 @@ import cbor2
 
 from ..actions import detach
 from ..errors import StoreError
+from .stored import run_options
 
 __all__ = [
     "Entry",
@@ -456,29 +457,6 @@ RUN_STATUSES = frozenset(
 )
 
 
-def _options(value: Any) -> str | None:
-    """A run's options: how it was started (``strict``, the ``actions`` it may call, ``limits`` overrides)."""
-    problem = _map(value) or _json(value)
-    if problem:
-        return problem
-    for key, rule in (
-        ("strict", BOOL),
-        ("actions", _optional(_list_of(STR))),
-        ("limits", _optional(_types(dict, what="a map"))),
-        ("signals", _optional(STR)),
-        ("children", _optional(_types(dict, what="a map"))),
-    ):
-        if key in value:
-            problem = rule(value[key])
-            if problem:
-                return f".{key} {problem}"
-    for key, limit in (value.get("limits") or {}).items():
-        problem = _optional(_number)(limit)
-        if problem:
-            return f".limits.{key} {problem}"
-    return None
-
-
 # column -> rule, for the columns SQLite types loosely (a damaged file can hold text in a REAL column).
 RUN_COLUMNS: dict[str, Rule] = {
     "id": STR,
@@ -497,7 +475,7 @@ RUN_COLUMNS: dict[str, Rule] = {
     "wake_at": OPT_NUM,
     "lease_until": OPT_NUM,
 }
-RUN_BLOBS: dict[str, Rule] = {"input": _json, "output": _json, "error": _json, "options": _options}
+RUN_BLOBS: dict[str, Rule] = {"input": _json, "output": _json, "error": _json, "options": _json}
 
 
 def decode_run(values: dict[str, Any]) -> dict[str, Any]:
@@ -511,5 +489,5 @@ def decode_run(values: dict[str, Any]) -> dict[str, Any]:
             raise StoreError(f"run {run_id}: its {column} {problem}; the store is damaged")
     for column, rule in RUN_BLOBS.items():
         values[column] = decode_value(run_id, column, values.get(column), rule)
-    values["options"] = values["options"] or {}
+    values["options"] = run_options(run_id, values["options"])  # what each option must be: stored.py
     return values
