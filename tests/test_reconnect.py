@@ -9,7 +9,7 @@ import threading
 import psycopg
 import pytest
 
-from jupyter_sandbox import Sandbox, StoreError
+from jupyter_sandbox import RunParked, Sandbox, StoreError
 
 LOOP = "let s = 0; for (let i = 0; i < 4; i++) s += await actions.step(i); return s"
 
@@ -98,3 +98,47 @@ def test_a_store_timeout_that_is_not_a_number_of_seconds_is_a_store_error(tmp_pa
     monkeypatch.setenv("JUPYTER_SANDBOX_STORE_TIMEOUT", value)
     with pytest.raises(StoreError, match="JUPYTER_SANDBOX_STORE_TIMEOUT|out of range"):
         Sandbox(tmp_path / "runs.sqlite")
+
+
+def _losing_the_first_append(store, *, before: bool):
+    """The store's next append loses its connection: ``before`` the INSERT runs, or after it committed."""
+    real = store._insert_entries
+    lost = []
+
+    def insert(conn, run_id, entries, fenced=True):
+        if not lost and fenced:
+            lost.append(run_id)
+            if before:
+                _kill(conn)
+            else:
+                real(conn, run_id, entries, fenced)
+                _kill(conn)  # committed (autocommit); its answer is what is lost
+                raise psycopg.OperationalError("server closed the connection unexpectedly")
+        return real(conn, run_id, entries, fenced)
+
+    store._insert_entries = insert
+    return lost
+
+
+def _kill(conn) -> None:
+    with psycopg.connect(conn.info.dsn, autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", (conn.info.backend_pid,))
+    try:
+        conn.execute("SELECT 1")
+    except psycopg.OperationalError:
+        pass  # now it knows it is gone
+
+
+@pytest.mark.parametrize("before", [True, False], ids=["lost-before-the-insert", "lost-after-the-commit"])
+def test_an_append_whose_connection_is_lost_is_resolved_by_reading_the_journal(postgres_url, before):
+    sb = Sandbox(postgres_url)
+    calls = _counting(sb)
+    lost = _losing_the_first_append(sb.store, before=before)
+    with pytest.raises(RunParked):
+        sb.eval("await actions.step(0); await actions.step(1); await ctx.sleep(60000)")
+    assert lost, "no append lost its connection"
+    run_id = sb.runs()[0].id
+    seqs = [e["seq"] for e in sb.run(run_id).entries]
+    assert seqs == list(range(len(seqs)))  # each entry once: none lost, none twice
+    assert calls == {0: 1, 1: 1}
+    sb.close()
