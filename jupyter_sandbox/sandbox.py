@@ -514,14 +514,14 @@ def _rollback_rejection(
     run_id: str, value: Any, answers: dict[str, Any] | None, engine: Engine
 ) -> tuple[str, Any] | None:
     """``(interrupt id, reason)`` when the answer rejects with ``rollback`` set
-    (``{"approved": False, "rollback": True, "reason": ...}``, or a decision object with those attributes)."""
+    (``{"approved": False, "rollback": True, "reason": ...}``, or a decision object whose JSON form is that)."""
 
     def reading(answer: Any) -> tuple[bool, Any]:
-        if isinstance(answer, dict):
-            return answer.get("approved") is False and answer.get("rollback") is True, answer.get("reason")
-        return getattr(answer, "approved", None) is False and getattr(answer, "rollback", False) is True, getattr(
-            answer, "reason", None
-        )
+        to_json = getattr(answer, "to_json", None)  # a decision object (Reject(reason, rollback=True))
+        form = to_json() if callable(to_json) else answer
+        if isinstance(form, dict):
+            return form.get("approved") is False and form.get("rollback") is True, form.get("reason")
+        return False, None
 
     for interrupt_id, answer in (answers or {}).items():
         if reading(answer)[0]:

@@ -3,10 +3,12 @@ exactly once across crashes, and ends the run ``rolled_back``."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from examples import scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from IPython.utils.capture import capture_output
+from pace import bound
 
 from jupyter_sandbox import RunBusyError, RunStateError, Sandbox, SandboxInterrupt, ScriptError
 
@@ -118,6 +121,18 @@ def test_a_rejection_with_rollback_rejects_and_rolls_back_in_one_decision(booked
     assert result.reason == "not today" and booked.run(run_id).status == "rolled_back"
     marker = next(e for e in booked.run(run_id).entries if e["kind"] == "rollback")
     assert marker["rejected"] == paused.value.interrupts[0].id
+
+
+def test_a_decision_object_whose_json_form_rejects_with_rollback_rolls_back(booked):
+    class Reject:  # the shape of a decision object: its JSON form decides
+        def to_json(self):
+            return {"approved": False, "reason": "no", "rollback": True}
+
+    booked.action(lambda n: n, name="ask", approval=True)
+    with pytest.raises(SandboxInterrupt) as paused:
+        booked.eval("await actions.book(1); await actions.ask(2)")
+    assert booked.resume(paused.value.run_id, Reject()).reason == "no"
+    assert booked.undone == [(1, {"booked": 1})]
 
 
 def test_a_revert_that_raises_is_listed_failed_the_others_still_run_and_it_is_not_retried(booked):
@@ -307,6 +322,32 @@ def test_a_rollback_killed_inside_a_revert_is_finished_by_the_next_one_running_t
         result = sb.rollback(run_id)
     assert log.read_text().split() == ["3", "2", "2", "1"]
     assert [i["input"] for i in result.reverted] == [3, 2, 1]
+
+
+def test_a_worker_finishes_a_rollback_whose_process_was_killed_once_its_lease_lapsed(tmp_path, store_url):
+    """The scheduler's due runs include a rollback that stopped half-way: it is finished, not resumed."""
+    log = tmp_path / "undone.log"
+
+    def undo(n, result):
+        with open(log, "a") as f:
+            f.write(f"{n}\n")
+
+    with Sandbox(store_url) as sb:
+        sb.action(lambda n: n, name="undo", revert=undo)
+        run_id = sb.eval("for (const n of [1, 2, 3]) await actions.undo(n)").run_id
+    env = {**os.environ, "JUPYTER_SANDBOX_LEASE_SECONDS": "0.2"}
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED, store_url, str(log), run_id], check=False, timeout=300, env=env
+    )
+    assert killed.returncode == -signal.SIGKILL
+    with Sandbox(store_url) as worker:
+        worker.action(lambda n: n, name="undo", revert=undo)
+        give_up = time.monotonic() + bound(60)  # only bounds a hang: the lease lapses in 0.2 s
+        while worker.run(run_id).status != "rolled_back" and time.monotonic() < give_up:
+            worker.run_due()
+            time.sleep(0.05)
+        assert worker.run(run_id).status == "rolled_back"
+    assert log.read_text().split() == ["3", "2", "2", "1"]
 
 
 # -- the other ways in: the magic, the MCP server, an MCP tool's revert -------------------------------------------
