@@ -3,7 +3,8 @@
 ``base.py`` is the contract (``Store``, ``RunRow``), ``rows.py`` the journal
 row codec every backend shares, ``sqlite.py`` the SQLite backend and
 ``postgres.py`` the PostgreSQL backend (the ``postgres`` extra), and
-``portable.py`` the one-file export format. A new backend is one new module
+``portable.py`` the one-file export format, ``migrations.py`` the schema's versions and
+``urls.py`` how a store's URL is shown (no credential). A new backend is one new module
 plus a line in ``open_store``.
 
 May import: ``jupyter_sandbox.errors`` only. Never the engine or the notebook.

@@ -134,7 +134,7 @@ class Store(Protocol):
         host is gone) reads as ``stalled``."""
 
     def list_runs(self, *, status: str | None = None, top_level: bool = False, limit: int = 200) -> list[RunRow]:
-        """Runs, newest first."""
+        """Runs, newest first; at most ``limit``, a whole number, 0 or more (anything else is a ``ValueError``)."""
 
     def due_runs(self, now_ms: float, limit: int = 100) -> list[str]:
         """Parked runs whose wake time is at or before ``now_ms``, then running runs whose lease expired.
