@@ -55,6 +55,7 @@ class Sandbox:
         self._loop = engine_loop()
         self._engine.sync_scripts = self._sync_scripts
         self._scheduler: Any = None
+        self._mcp_servers: dict[str, Any] = {}  # name -> agents.mcp_client.McpServer, started by mcp()
 
     # -- registering ------------------------------------------------------------
 
@@ -135,7 +136,14 @@ class Sandbox:
         """
         from .agents.mcp_client import connect
 
-        return connect(self, name, command, env=env, cwd=cwd, approval=approval, timeout=timeout, revert=revert)
+        return connect(
+            self, self._mcp_servers, name, command, env=env, cwd=cwd, approval=approval, timeout=timeout, revert=revert
+        )
+
+    @property
+    def mcp_servers(self) -> dict[str, Any]:
+        """The MCP servers started by ``mcp``, by name (a copy): ``sb.mcp_servers["files"].command``."""
+        return dict(self._mcp_servers)
 
     @property
     def actions(self) -> dict[str, Action]:
@@ -478,10 +486,10 @@ class Sandbox:
 
     def close(self) -> None:
         self.stop_scheduler()
-        if self.__dict__.get("_mcp_servers"):
+        if self._mcp_servers:
             from .agents.mcp_client import close_all
 
-            close_all(self)
+            close_all(self._mcp_servers)
         self.store.close()
 
     def __enter__(self) -> Sandbox:

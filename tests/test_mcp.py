@@ -427,3 +427,26 @@ def test_without_its_scheduler_the_mcp_server_says_a_worker_must_wake_a_parked_r
 
     text = anyio.run(client)
     assert text.count("jupyter-sandbox worker") == 2
+
+
+def test_a_sandbox_owns_the_servers_it_started_and_closing_it_stops_them(tmp_path):
+    log = tmp_path / "calls.log"
+    sb = Sandbox()
+    sb.mcp("files", _command("files"), env={"MCP_CALL_LOG": str(log)})
+    assert sb.eval("return (await actions.files.read_file({path: '/readme.txt'})).size").output > 0
+    [pid] = {pid for _, pid, _ in _calls(log)}
+    assert list(sb.mcp_servers) == ["files"] and sb.mcp_servers["files"].command == _command("files")
+    sb.close()
+    assert sb.mcp_servers == {}
+    deadline = time.monotonic() + bound(10)
+    while _alive(pid):
+        assert time.monotonic() < deadline, f"the server (pid {pid}) outlived its sandbox"
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return not Path(f"/proc/{pid}/stat").exists() or Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"

@@ -34,7 +34,7 @@ from typing import Any
 from ..errors import ServerFailed, ToolFailed
 from .catalog import ActionSpec, check_schema
 
-__all__ = ["McpServer", "ServerFailed", "ToolFailed", "close_all", "connect", "servers"]
+__all__ = ["McpServer", "ServerFailed", "ToolFailed", "close_all", "connect"]
 
 TIMEOUT = 60.0  # seconds a call (or a start) may take before the server counts as hung
 STDERR_TAIL = 2_000  # characters of the server's stderr quoted in a failure
@@ -270,23 +270,16 @@ def _text_of(exc: BaseException) -> str:
 # -- tools as actions ----------------------------------------------------------------------------
 
 
-def servers(sandbox: Any) -> dict[str, McpServer]:
-    """The MCP servers registered on a sandbox, by name."""
-    found = sandbox.__dict__.get("_mcp_servers")
-    if found is None:
-        found = sandbox.__dict__["_mcp_servers"] = {}
-    return found
-
-
-def close_all(sandbox: Any) -> None:
-    """Stop every MCP server the sandbox started."""
-    for server in servers(sandbox).values():
+def close_all(servers: dict[str, McpServer]) -> None:
+    """Stop every server in ``servers`` (a sandbox's, by name) and forget them."""
+    for server in servers.values():
         server.close()
-    servers(sandbox).clear()
+    servers.clear()
 
 
 def connect(
     sandbox: Any,
+    servers: dict[str, McpServer],
     name: str,
     command: Sequence[str],
     *,
@@ -312,7 +305,7 @@ def connect(
             f"approval is None (follow the annotations), a bool, or a mapping of tool name to bool, "
             f"got {type(approval).__name__}"
         )
-    known = servers(sandbox)
+    known = servers  # the sandbox's own: it closes them when it closes
     if name in known:
         known.pop(name).close()
     server = McpServer(name, command, env, cwd, float(timeout))

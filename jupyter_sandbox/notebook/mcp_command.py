@@ -25,8 +25,6 @@ from ..sandbox import Sandbox
 def mcp(magics: Any, sb: Sandbox, args: Any) -> None:
     """Start a stdio MCP server and register its tools as actions (``%sandbox mcp add files -- python
     server.py``), or list the servers and their tools (``%sandbox mcp list``)."""
-    from ..agents.mcp_client import servers
-
     if args.verb == "add":
         command = args.command
         if not args.name or not command:
@@ -37,7 +35,7 @@ def mcp(magics: Any, sb: Sandbox, args: Any) -> None:
         names = sb.mcp(args.name, command, approval=approval, timeout=args.timeout)
         print(f"MCP server {args.name!r}: {len(names)} tools as actions: {', '.join(names)}")
         return
-    known = servers(sb)
+    known = sb.mcp_servers
     if not known:
         print("no MCP servers: `%sandbox mcp add NAME -- COMMAND ARGS...` starts one")
         return
