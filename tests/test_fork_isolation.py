@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from jupyter_sandbox import Sandbox, SandboxInterrupt
+from jupyter_sandbox import ActionInterrupt, Sandbox, SandboxInterrupt
 
 CHILD = "return await actions.pay(ctx.input)"
 PARENT = f"""
@@ -82,4 +82,24 @@ def test_a_fork_at_a_child_without_an_interrupt_runs_the_child_again_in_the_fork
     assert mine not in sb.store.children(original)
     assert sb.resume(forked.value.run_id, True).output == "paid 5"
     assert sb.resume(original, False).output.startswith("refused: ") and paid == [5]
+    sb.close()
+
+
+def test_a_fork_of_a_parent_paused_on_an_agents_question_asks_its_own_agent(store_url):
+    sb = Sandbox(store_url)
+    answered: list[str] = []
+
+    @sb.agent
+    def helper(task, resume=None):
+        if resume is None:
+            raise ActionInterrupt({"question": "which one?"})
+        answered.append(resume.value)
+        return f"took {resume.value}"
+
+    with pytest.raises(SandboxInterrupt) as info:
+        sb.eval("return await ctx.agent({agent: 'helper', input: 1})")
+    original = info.value.run_id
+    assert sb.fork(original, len(sb.run(original).entries), "left").output == "took left"
+    assert sb.resume(original, "right").output == "took right"
+    assert answered == ["left", "right"]
     sb.close()
