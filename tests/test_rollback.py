@@ -151,6 +151,39 @@ def test_a_revert_that_raises_is_listed_failed_the_others_still_run_and_it_is_no
     assert tries == [2]
 
 
+def test_a_revert_that_hangs_fails_at_the_actions_timeout_and_one_that_exits_is_its_failure(booked):
+    import threading
+
+    release = threading.Event()
+    booked.action(lambda n: n, name="stuck", timeout=0.2, revert=lambda n, r: release.wait(60))
+    booked.action(lambda n: n, name="quits", revert=lambda n, r: sys.exit(3))
+    run_id = booked.eval("await actions.book(1); await actions.stuck(2); await actions.quits(3)").run_id
+    try:
+        result = booked.rollback(run_id)
+    finally:
+        release.set()
+    assert [(f["name"], f["error"]["name"]) for f in result.failed] == [("quits", "SystemExit"), ("stuck", "Timeout")]
+    assert booked.undone == [(1, {"booked": 1})] and booked.run(run_id).status == "rolled_back"
+
+
+def test_of_two_rollbacks_at_once_one_runs_the_reverts_and_the_other_is_refused(booked):
+    import threading
+
+    started, go = threading.Event(), threading.Event()
+    booked.action(lambda n: n, name="slow", revert=lambda n, r: started.set() or go.wait(60))
+    run_id = booked.eval("await actions.book(1); await actions.slow(2)").run_id
+    first = threading.Thread(target=booked.rollback, args=(run_id,))
+    first.start()
+    try:
+        assert started.wait(60)
+        with pytest.raises(RunBusyError):
+            booked.rollback(run_id)
+    finally:
+        go.set()
+        first.join(60)
+    assert booked.undone == [(1, {"booked": 1})] and booked.rollback(run_id).reverted[0]["name"] == "slow"
+
+
 def test_a_rollback_naming_an_unregistered_action_changes_nothing(booked, store_path):
     with Sandbox(store_path) as first:
         _booking(first, [])

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..actions import Action, describe_exception, detach, to_json
+from ..actions import Action, _Escaped, _threaded, describe_exception, detach, to_json
 from ..errors import RunNotFound, RunStateError
 from ..results import RollbackResult
 from ..stores.base import RunRow
@@ -131,16 +131,23 @@ async def _undo(engine: Engine, run: RunRow, call: _Done, writer: JournalWriter)
 
 
 async def _run_revert(engine: Engine, action: Action, call: _Done) -> tuple[bool, Any]:
-    """Call ``revert(input, result)`` (on a worker thread unless it is async); ``(ok, value or error)``."""
+    """Call ``revert(input, result)`` (on a worker thread unless it is async) within the action's timeout
+    (else the limits' ``action_timeout``); ``(ok, value or error)``. Whatever it raises is its outcome."""
     revert = action.revert
     assert revert is not None
+    limit = action.timeout if action.timeout is not None else engine.limits.action_timeout
+    args = (detach(call.input), detach(call.value))
     try:
         if inspect.iscoroutinefunction(revert):
-            value = await revert(detach(call.input), detach(call.value))
+            pending = revert(*args)
         else:
-            loop = asyncio.get_running_loop()
-            value = await loop.run_in_executor(engine.executor, revert, detach(call.input), detach(call.value))
+            pending = asyncio.get_running_loop().run_in_executor(engine.executor, _threaded, revert, args, {})
+        value = await (asyncio.wait_for(pending, limit) if limit else pending)
         text = to_json(value, f"the value {action.name}'s revert returned")
+    except asyncio.TimeoutError:
+        return False, {"name": "Timeout", "message": f"the revert of {action.name} did not finish within {limit:g} s"}
+    except _Escaped as escaped:  # SystemExit and the like, raised in the worker: the revert's, not ours
+        return False, describe_exception(escaped.original)
     except Exception as exc:  # the revert's own failure is its outcome, recorded once
         return False, describe_exception(exc)
     return True, json.loads(text)
