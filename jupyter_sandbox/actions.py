@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import InputInvalid, InvalidValue, error_dict
+from .tracebacks import action_traceback
 
 __all__ = [
     "Action",
@@ -412,10 +413,15 @@ def _threaded(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
 
 
 def describe_exception(exc: BaseException) -> dict[str, str]:
-    """``{name, message}`` for any exception, even one whose ``str()`` raises."""
+    """``{name, message, traceback?}`` for any exception, even one whose ``str()`` raises; ``traceback``: the
+    action's own frames (``tracebacks.action_traceback``), when it has any."""
     record = error_dict(exc)
     name, text = record["name"], record["message"]
-    return {"name": name, "message": f"{name}: {text}" if text else name}
+    described = {"name": name, "message": f"{name}: {text}" if text else name}
+    trace = action_traceback(exc)
+    if trace:
+        described["traceback"] = trace
+    return described
 
 
 def _interrupt(action: Action, interrupt: ActionInterrupt) -> Outcome:

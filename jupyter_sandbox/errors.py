@@ -165,7 +165,7 @@ class ScriptError(SandboxError):
         self.line, self.column, self.stack = line, column, stack
         self.run_id = run_id
         self.source_line = excerpt(source, line, column)
-        where = f"workflow.js:{line}:{column}: " if line else ""
+        where = f"workflow.js:{line}{f':{column}' if column else ''}: " if line else ""
         text = f"{where}{name}: {message}"
         if self.source_line:
             text += "\n" + self.source_line
@@ -187,16 +187,25 @@ class ActionError(ScriptError):
 
     Inside the script this is a catchable JavaScript ``ActionError`` with
     ``.action`` and ``.message``. It reaches Python only when the script does
-    not catch it; ``action`` names the action. ``issues`` (``[{path, message}]``, else None) lists what
-    the action's schema found wrong with the input, when that is why it failed.
+    not catch it; ``action`` names the action and ``line`` the script line that called it. ``issues``
+    (``[{path, message}]``, else None) lists what the action's schema found wrong with the input, when that
+    is why it failed. ``traceback`` is the Python traceback the action raised (its own frames), else None.
     """
 
-    def __init__(self, action: str, message: str, *, issues: list[dict[str, str]] | None = None, **kwargs: Any):
-        self.action, self.issues = action, issues
+    def __init__(
+        self,
+        action: str,
+        message: str,
+        *,
+        issues: list[dict[str, str]] | None = None,
+        traceback: str | None = None,
+        **kwargs: Any,
+    ):
+        self.action, self.issues, self.traceback = action, issues, traceback
         super().__init__("ActionError", message, **kwargs)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "action": self.action, "issues": self.issues}
+        return {**super().to_dict(), "action": self.action, "issues": self.issues, "traceback": self.traceback}
 
 
 LIMITS = ("source-size", "memory", "stack", "fuel-exhausted", "journal-cap", "generations", "console")

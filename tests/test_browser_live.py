@@ -4,7 +4,9 @@ The running card: a run held at two gates (files the test creates) shows,
 under its cell and while the cell still runs, a progress bar with what
 ``ctx.progress`` said last, the step the store has it in, and a timeline that grew
 between the gates; it ends completed with no bar. No "make this card live"
-hint shows meanwhile. Quiet until asked: after a kernel restart and a reload,
+hint shows meanwhile. A failing action's card names the line of the call
+and holds its Python traceback (the action's frames), collapsed until
+clicked. Quiet until asked: after a kernel restart and a reload,
 each saved card asks the new kernel once (counted on the page's
 websockets), however many times the kernel goes busy and idle; a click on
 "try again" asks once more; ``%load_ext`` makes the cards live without another
@@ -15,6 +17,7 @@ Run alone: ``python -m pytest tests/test_browser_live.py -m browser -q -s``.
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 import time
@@ -45,6 +48,13 @@ def work(i):
 @js.action(approval=True)
 def publish(report):
     return {{"published": report}}
+
+def ratio(x):
+    return x / 0
+
+@js.action
+def divide(x):
+    return ratio(x)
 """
 
 RUN = """\
@@ -57,8 +67,9 @@ return "done"
 """
 PENDING = '%%sandbox --name later\nreturn await actions.publish("weekly")'
 IDLE = "x = 1"
-CELLS = ["%load_ext jupyter_sandbox", None, RUN, PENDING, IDLE]
-LOAD, SETUP_CELL, RUN_CELL, PENDING_CELL, IDLE_CELL = range(len(CELLS))
+FAIL = "%%sandbox --name failing\nconst x = 1\nreturn await actions.divide(x)"
+CELLS = ["%load_ext jupyter_sandbox", None, RUN, PENDING, IDLE, FAIL]
+LOAD, SETUP_CELL, RUN_CELL, PENDING_CELL, IDLE_CELL, FAIL_CELL = range(len(CELLS))
 
 KERNEL_IDLE = """() => {
   const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
@@ -96,19 +107,20 @@ def entries_shown(card) -> int:
 
 
 class CommOpens:
-    """Counts the ``comm_open`` messages to the cards' target a page sends on its kernels' websockets."""
+    """The ``comm_open`` messages to the cards' target a page sends on its kernels' websockets, by run id."""
 
     def __init__(self, page):
-        self.count = 0
+        self.runs: collections.Counter[str] = collections.Counter()
         page.on("websocket", lambda ws: ws.on("framesent", self._frame))
 
     def _frame(self, payload):
         data = payload.encode() if isinstance(payload, str) else payload
         if b"comm_open" in data and b"jupyter_sandbox.card" in data:
-            self.count += 1
+            found = re.search(rb'"run_id":\s*"([^"]+)"', data)
+            self.runs[found.group(1).decode() if found else "?"] += 1
 
-    def reach(self, n: int, what: str) -> None:
-        wait_until(lambda: self.count >= n, what)
+    def reach(self, run_id: str, n: int, what: str) -> None:
+        wait_until(lambda: self.runs[run_id] >= n, what)
 
 
 def wait_until(check, what, timeout=60.0):
@@ -192,6 +204,33 @@ def test_a_running_card_is_live_and_a_saved_card_asks_its_kernel_once(tmp_path):
             page.wait_for_function(KERNEL_IDLE % n)
             run_cells(page, PENDING_CELL)
             expect(card_of(cells, PENDING_CELL).locator('button[data-act="approve"]')).to_be_enabled()
+
+            # A failing action: the card names the line of the call, its Python traceback collapsed until clicked.
+            run_cells(page, FAIL_CELL)
+            failing = card_of(cells, FAIL_CELL)
+            expect(failing.locator(".jsbx-card-head .jsbx-status")).to_have_attribute("data-status", "failed")
+            trace = failing.locator(".jsbx-traceback").first
+            expect(trace).to_have_count(1)
+            expect(trace.locator("pre")).to_be_hidden()
+            expect(failing).not_to_contain_text("ZeroDivisionError: ZeroDivisionError")
+            expect(failing.locator(".jsbx-row-call")).to_contain_text("ZeroDivisionError: division by zero")
+            trace.locator("summary").click()
+            expect(trace.locator("pre")).to_be_visible()
+            expect(trace.locator("pre")).to_contain_text("in ratio")
+            expect(trace.locator("pre")).not_to_contain_text("jupyter_sandbox")
+            expect(cells.nth(FAIL_CELL).locator(".jp-Cell-outputArea")).to_contain_text("workflow.js:3: ActionError")
+            output = cells.nth(FAIL_CELL).locator(".jp-Cell-outputArea")
+            output.screenshot(path=str(SHOTS / f"first-hour-{frontend}-traceback-light.png"))
+            if frontend == "lab":
+                page.evaluate(
+                    "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})"
+                )
+                page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+                output.screenshot(path=str(SHOTS / f"first-hour-{frontend}-traceback-dark.png"))
+                page.evaluate(
+                    "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})"
+                )
+                page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'")
             if frontend == "notebook7":
                 page.close()
                 break
@@ -199,6 +238,7 @@ def test_a_running_card_is_live_and_a_saved_card_asks_its_kernel_once(tmp_path):
             # Quiet until asked: restart without %load_ext, reload; every saved card asks once.
             page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
             time.sleep(0.5)
+            pending_run = card_of(cells, PENDING_CELL).get_attribute("data-run")
             opens = CommOpens(page)
             page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
             page.reload()
@@ -207,18 +247,17 @@ def test_a_running_card_is_live_and_a_saved_card_asks_its_kernel_once(tmp_path):
             pending = card_of(cells, PENDING_CELL)
             expect(pending.locator('[data-role="hint"]')).to_contain_text("%load_ext jupyter_sandbox")
             expect(card_of(cells, RUN_CELL).locator('[data-role="hint"]')).to_have_count(0)  # nothing to answer there
-            opens.reach(2, "each saved card to ask the new kernel")
+            opens.reach(pending_run, 1, "the saved card to ask the new kernel")
             for _ in range(5):  # busy, idle, busy, idle...: the old renderer asked again at each idle
                 run_cells(page, IDLE_CELL)
             time.sleep(1.0)
-            assert opens.count == 2
+            assert opens.runs[pending_run] == 1 and max(opens.runs.values()) == 1, opens.runs
             expect(pending.locator('button[data-act="approve"]')).to_be_disabled()
             pending.locator('button[data-act="connect"]').click()  # "try again": one more ask
-            opens.reach(3, "the click to ask again")
-            assert opens.count == 3
+            opens.reach(pending_run, 2, "the click to ask again")
             run_cells(page, LOAD, SETUP_CELL)  # the kernel announces itself: the cards ask, and are answered
             expect(pending.locator('button[data-act="approve"]')).to_be_enabled()
-            assert opens.count == 5  # the two cards, once each, answered this time
+            assert opens.runs[pending_run] == 3 and max(opens.runs.values()) == 3, opens.runs
             pending.locator('button[data-act="approve"]').click()
             expect(pending.locator(".jsbx-card-head .jsbx-status")).to_have_attribute("data-status", "completed")
             page.close()

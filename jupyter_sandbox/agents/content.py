@@ -126,6 +126,13 @@ def _error(error: dict[str, Any], budget: int) -> str:
     if error.get("hint"):
         out.append(str(error["hint"]))
     text = "\n".join(out) + "\n"
+    trace = str(error.get("traceback") or "")
+    room = budget - _size(text) - 40
+    if trace and room > 80:  # the action's Python traceback, its end (the failing line) first kept
+        if _size(trace) > room:
+            tail = trace.encode("utf-8")[-room:].decode("utf-8", "ignore")
+            trace = f"{CUT}: {_size(trace) - _size(tail)} bytes of the traceback]\n{tail}"
+        text += "Python traceback of the action:\n" + trace.rstrip("\n") + "\n"
     return text if _size(text) <= budget else _cut(text, budget) + "\n"
 
 

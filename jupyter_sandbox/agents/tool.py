@@ -363,7 +363,7 @@ class SandboxTool:
         return error
 
 
-_FOR_THE_MODEL = ("name", "message", "line", "column", "action", "issues")
+_FOR_THE_MODEL = ("name", "message", "line", "column", "action", "issues", "traceback")
 
 
 def _describe(exc: BaseException) -> dict[str, Any]:

@@ -58,7 +58,10 @@ def _outcome(result: AttemptResult, child_id: str) -> Outcome:
         return Outcome("parked", data=result.due, state=result.matchers)
     error = result.error
     message = getattr(error, "message", None) or str(error).split("\n")[0]
-    return Outcome("error", error={"name": type(error).__name__, "message": f"child run {child_id} failed: {message}"})
+    failure = {"name": type(error).__name__, "message": f"child run {child_id} failed: {message}"}
+    if getattr(error, "traceback", None):  # the Python traceback of the agent, or of the child's failed action
+        failure["traceback"] = error.traceback  # type: ignore[union-attr]
+    return Outcome("error", error=failure)
 
 
 async def _delegate(
@@ -148,4 +151,11 @@ async def _agent(
         return AttemptResult("completed", output=outcome.value)
     writer.append("result", 0, ok=False, error=outcome.error)
     engine.store.finish_attempt(child_id, number, "failed", writer.take(), replayed=0, error=outcome.error)
-    return AttemptResult("failed", error=ActionError(name, str((outcome.error or {}).get("message", "failed"))))
+    failure = outcome.error or {}
+    trace = failure.get("traceback")
+    return AttemptResult(
+        "failed",
+        error=ActionError(
+            name, str(failure.get("message", "failed")), traceback=trace if isinstance(trace, str) else None
+        ),
+    )

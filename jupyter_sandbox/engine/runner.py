@@ -25,6 +25,7 @@ from ..errors import CallLogMismatchError, Interrupt, SandboxError, ScriptError
 from ..stores.rows import Entry
 from .attempt import UNSET, Attempt, AttemptResult, Observer
 from .calls import Calls
+from .failures import located
 from .journal import JournalWriter, settlement
 from .loop import EngineLoop, here
 from .realm import Realm
@@ -270,7 +271,8 @@ class Runner:
         console, data = self._snapshot()
         if not outcome["ok"]:
             assert self.realm is not None
-            return self._failed(self.realm.script_error(outcome["error"], self.run.id))
+            error = self.realm.script_error(outcome["error"], self.run.id)
+            return self._failed(located(error, self.journal.entries, self.source))
         return AttemptResult(
             "completed", output=outcome["value"], console=console, data=data, replayed=self._replayed()
         )

@@ -34,6 +34,7 @@ HEAD_ROWS = 40  # of those, from the start; the rest from the end
 PREVIEW = 160  # characters of a value shown in a row
 DETAIL = 2000  # characters of a value behind a row's expander
 CONSOLE_TAIL = 40
+TRACEBACK = 4000  # characters of an action's Python traceback, from its end
 _version = itertools.count(1)
 
 
@@ -79,6 +80,8 @@ def _error(err: Any) -> dict[str, Any] | None:
     out = {k: err[k] for k in keep if err.get(k) is not None}
     if isinstance(out.get("message"), str):
         out["message"] = out["message"][:DETAIL]
+    if isinstance(err.get("traceback"), str):  # an action's Python traceback, shown collapsed
+        out["traceback"] = err["traceback"][-TRACEBACK:]
     for side in ("recorded", "attempted"):  # a mismatch: what the journal has and what the script did
         if isinstance(err.get(side), dict):
             out[side] = {

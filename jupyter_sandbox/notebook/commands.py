@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html as _html
 import json
+import re
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -64,7 +65,8 @@ class OutputVar:
 def quiet(error: BaseException) -> BaseException:
     """The error, shown by IPython as its message only (no Python frames: they are ours, not the user's)."""
     text, name = str(error), type(error).__name__
-    lines = (text if text.startswith(f"{name}: ") else f"{name}: {text}").splitlines()  # the prefix once
+    named = text.startswith(f"{name}: ") or re.match(rf"workflow\.js:[\d:]+ {name}: ", text)
+    lines = (text if named else f"{name}: {text}").splitlines()  # the prefix once
     error._render_traceback_ = lambda: lines  # type: ignore[attr-defined]
     return error
 

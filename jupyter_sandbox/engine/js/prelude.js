@@ -494,7 +494,7 @@ function effect(op, key, name, inputText, extra) {
     }
     pending[s] = [res, rej, name];
     // A live call records where the script made it: a failure can then point at its line (agents/tool.py).
-    const at = op === "call" ? locationText() : "";
+    const at = op === "call" || op === "delegate" || op === "agent" ? locationText() : "";
     push(`{"t":"${op}","s":${s},"key":${JSONstringify(key)},"name":${JSONstringify(name)},"input":${inputText}${extra}${at}}`);
   });
 }

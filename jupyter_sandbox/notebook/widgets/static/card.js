@@ -52,6 +52,19 @@ function value(label, v) {
   return h`<details class="jsbx-v"><summary><span class="jsbx-meta">${label}</span> <code>${v.p}</code> <span class="jsbx-meta">${count(v.n)} chars</span></summary><pre>${v.d}</pre></details>`;
 }
 
+/** An error as one line: its name once (a Python failure's message already starts with it). @param {any} err @param {string} [fallback] */
+function errText(err, fallback = 'Error') {
+  const name = err?.name ?? fallback;
+  const message = String(err?.message ?? '');
+  return message === name || message.startsWith(`${name}: `) ? message : `${name}: ${message}`;
+}
+
+/** An action's Python traceback, collapsed. @param {any} err */
+function tracebackHtml(err) {
+  if (!err?.traceback) return '';
+  return h` <details class="jsbx-traceback" data-key="traceback"><summary>Python traceback</summary><pre>${err.traceback}</pre></details>`;
+}
+
 /** @param {Row} r */
 function rowMain(r) {
   switch (r.k) {
@@ -61,14 +74,14 @@ function rowMain(r) {
       return h`<b>${r.name}</b> × ${count(r.count)} <span class="jsbx-meta">· ${parts.join(' · ')}</span>`;
     }
     case 'call': {
-      const status = r.ok === false ? h`<span class="jsbx-pill jsbx-pill-fail">failed</span> <span class="jsbx-errtext">${r.err?.name}: ${r.err?.message}</span>`
+      const status = r.ok === false ? h`<span class="jsbx-pill jsbx-pill-fail">failed</span> <span class="jsbx-errtext">${errText(r.err)}</span>`
         : r.ok ? h`<span class="jsbx-pill jsbx-pill-ok">ok</span>` : r.interrupt ? h`<span class="jsbx-pill jsbx-pill-wait">${r.answer ? 'answered' : 'waiting'}</span>` : h`<span class="jsbx-meta">running</span>`;
       const meta = [secs(r.took), r.waited ? `waited ${secs(r.waited)} for an answer` : ''].filter(Boolean).join(' · ');
-      return h`<b>${r.name}</b> ${status} ${value('in', r.in)} ${value('→', r.out)} <span class="jsbx-meta">${meta}</span>`;
+      return h`<b>${r.name}</b> ${status} ${value('in', r.in)} ${value('→', r.out)} <span class="jsbx-meta">${meta}</span>${r.ok === false ? tracebackHtml(r.err) : ''}`;
     }
     case 'console': return h`<span class="jsbx-pill jsbx-pill-level-${r.level}">${r.level}</span> <span class="jsbx-msg">${r.msg}</span>`;
     case 'step': return h`step <b>${r.name}</b> ${r.phase}${r.outcome ? ` · ${r.outcome}` : ''}`;
-    case 'error': case 'mismatch': return h`<span class="jsbx-errtext">${r.err?.name ?? r.k}: ${r.err?.message ?? ''}</span>`;
+    case 'error': case 'mismatch': return h`<span class="jsbx-errtext">${errText(r.err, r.k)}</span>`;
     case 'chain': return h`<span class="jsbx-meta">${r.i ? 'continued as' : 'run'}</span> <code>${r.name}</code>`;
     case 'omitted': return h`<span class="jsbx-meta">… ${plural(r.count, 'row', 'rows')} left out here: “show the full journal” fetches them</span>`;
     default: return h`${r.k} ${value('', r.in)}`;
@@ -105,7 +118,7 @@ function errorHtml(doc, e) {
   if (e.recorded || e.attempted) return new Safe(mismatchHtml(e, doc.source));
   const ex = e.source_line || excerpt(doc.source, e.line, e.column);
   const where = e.line ? h` <span class="jsbx-where">line ${e.line}${e.column ? `:${e.column}` : ''}</span>` : '';
-  return h`<div class="jsbx-error"><div class="jsbx-err-title">${e.limit ? h`<span class="jsbx-pill jsbx-pill-limit">${e.limit}</span> ` : ''}${e.name || 'Error'}: ${e.message}${where}</div>${ex ? h`<pre class="jsbx-source">${ex}</pre>` : ''}</div>`;
+  return h`<div class="jsbx-error"><div class="jsbx-err-title">${e.limit ? h`<span class="jsbx-pill jsbx-pill-limit">${e.limit}</span> ` : ''}${e.name || 'Error'}: ${e.message}${where}</div>${ex ? h`<pre class="jsbx-source">${ex}</pre>` : ''}${tracebackHtml(e)}</div>`;
 }
 
 /** @param {Record<string, any>} p @param {boolean} live */
@@ -135,7 +148,7 @@ export function cardHtml(doc, options = {}) {
     status === 'running' && (d.progress || d.step) ? h`<div class="jsbx-live-now" data-role="progress">${d.step ? h`<div class="jsbx-meta">step <b>${d.step}</b></div>` : ''}${d.progress ? new Safe(String(progressHtml(d.progress))) : ''}</div>` : '',
     d.notice ? h`<div class="jsbx-error" data-role="notice"><div class="jsbx-err-title">the click did not go through: ${d.notice}</div></div>` : '',
     d.output ? h`<div class="jsbx-output">${value('output', d.output)}${d.out_var ? h` <span class="jsbx-meta">(in <code>${d.out_var}</code>)</span>` : ''}</div>` : '',
-    errorShown ? errorHtml(d, d.error) : d.error ? h`<div class="jsbx-meta">the error is shown below the cell</div>` : '',
+    errorShown ? errorHtml(d, d.error) : d.error ? h`<div class="jsbx-meta">the error is shown below the cell${tracebackHtml(d.error)}</div>` : '',
     status === 'failed' || status === 'cancelled' ? h`<div class="jsbx-buttons" data-role="rollback"><button class="jsbx-btn jsbx-rollback" data-act="rollback" type="button"${live ? '' : new Safe(' disabled')}>Roll back</button> <span class="jsbx-meta">run the reverts of its completed calls, newest first</span></div>` : '',
     status === 'parked' ? h`<div class="jsbx-note">parked: ${d.wake_at ? `wakes at ${new Date(d.wake_at).toISOString()}` : 'waiting for an event'}; the store's scheduler resumes it, in any kernel on this store</div>` : '',
     answered,
