@@ -139,7 +139,8 @@ export function cardHtml(doc, options = {}) {
   const attempts = d.attempts ?? [];
   const facts = [plural(attempts.length, 'attempt', 'attempts'), d.chain?.length > 1 ? `chain of ${d.chain.length} runs` : '', d.store ? `store ${d.store}` : ''].filter(Boolean).join(' · ');
   const live = Boolean(options.live);
-  const hint = live || !d.pending?.length ? '' : (options.hint ?? NOT_LOADED); // only where a click would do something
+  const clickable = d.pending?.length || status === 'failed' || status === 'cancelled'; // answers, Roll back
+  const hint = live || !clickable ? '' : (options.hint ?? NOT_LOADED); // only where a click would do something
   const retry = hint && options.retry ? h` <button class="jsbx-btn jsbx-retry" data-act="connect" type="button">try again</button>` : '';
   const errorShown = d.error && !(d.error_in_cell != null && d.error_in_cell === attempts[attempts.length - 1]?.n);
   const answered = (d.answered ?? []).map((/** @type {any} */ a) => h`<div class="jsbx-answered" data-interrupt="${a.id}">${a.approved ? '✓' : '✗'} <b>${a.name}</b> ${a.approved ? 'approved' : 'rejected'}${a.reason ? h`: ${a.reason}` : ''} ${value('input', a.input)} ${value('answer', a.value)}</div>`);
