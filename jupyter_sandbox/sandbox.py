@@ -438,11 +438,17 @@ class Sandbox:
         rows = self.store.list_runs(status=stored, top_level=not include_children, limit=limit)
         return [_info(row) for row in rows]
 
-    def run(self, run_id: str) -> RunInfo:
-        """One run with its journal entries (plain dicts), attempts and pending interrupts."""
-        doc = self._engine.document(run_id)
+    def run(self, run_id: str, *, journal: bool = True) -> RunInfo:
+        """One run with its journal entries (plain dicts), attempts and pending interrupts.
+
+        ``journal=False`` reads the run's row alone (its status, attempt, output, source and links, with
+        ``entries``, ``attempts`` and ``pending`` left empty): what a caller polling a run needs, at the cost
+        of one row whatever the journal's length. ``sb.run(run_id, journal=False).status``
+        """
         info = _info(self.store.get_run(run_id))
-        info.entries, info.attempts, info.pending = doc["entries"], doc["attempts"], doc["pending"]
+        if journal:
+            doc = self._engine.document(run_id)
+            info.entries, info.attempts, info.pending = doc["entries"], doc["attempts"], doc["pending"]
         return info
 
     def chain(self, run_id: str) -> list[str]:

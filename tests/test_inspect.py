@@ -192,3 +192,20 @@ def test_the_timeline_document_groups_entries_by_attempt(gated):
     assert doc["attempts"][1]["first_seq"] > 0
     assert doc["run"]["status"] == "completed" and doc["pending"] == []
     assert {e["attempt"] for e in doc["entries"]} == {1, 2}
+
+
+def test_a_run_read_without_its_journal_has_the_row_and_reads_no_entry(sb, monkeypatch):
+    @sb.action
+    def work(x):
+        return x * 2
+
+    result = sb.eval("let s = 0; for (let i = 0; i < 5; i++) s += await actions.work(i); return s", name="sum")
+    full = sb.run(result.run_id)
+
+    def no_journal(run_id):
+        raise AssertionError("the journal was read")
+
+    monkeypatch.setattr(sb.store, "entries", no_journal)
+    row = sb.run(result.run_id, journal=False)
+    assert (row.id, row.name, row.status, row.attempt, row.output) == (result.run_id, "sum", "completed", 1, 20)
+    assert (row.entries, row.attempts, row.pending) == ([], [], []) and full.entries

@@ -239,7 +239,7 @@ class SandboxTool:
         first pending interrupt (``True`` approves; ``{"approved": False, "reason": ...}`` rejects)."""
         pending = {p["id"] for p in self.sandbox.run(run_id).pending}
         by_id = isinstance(answers, dict) and bool(answers) and all(k in pending for k in answers)
-        source = self.sandbox.store.get_run(run_id).source
+        source = self.sandbox.run(run_id, journal=False).source
         return self._outcome(
             lambda: self.sandbox.resume(run_id, None if by_id else answers, answers=answers if by_id else None), source
         )

@@ -102,7 +102,7 @@ def show_run(
         card.bind(ran)
     failed = not isinstance(outcome, (RunResult, RunPaused))
     if failed and card.run_id:
-        card.error_in_cell = sb.store.get_run(ran or card.run_id).attempt
+        card.error_in_cell = sb.run(ran or card.run_id, journal=False).attempt
     if card.run_id:
         publish(card.run_id)  # this card, and every other card of the run (the cell that started it)
     elif card.handle is not None:
@@ -118,7 +118,7 @@ def _cancelled(sb: Sandbox, run_id: str | None, started: float) -> str | None:
         newest = sb.runs(limit=1)
         run_id = newest[0].id if newest and newest[0].created >= started else None
     deadline = time.monotonic() + 2.0  # the loop does not wait for the engine to record the cancellation
-    while run_id and sb.store.get_run(run_id).status == "running" and time.monotonic() < deadline:
+    while run_id and sb.run(run_id, journal=False).status == "running" and time.monotonic() < deadline:
         time.sleep(0.02)
     return run_id
 
@@ -126,7 +126,7 @@ def _cancelled(sb: Sandbox, run_id: str | None, started: float) -> str | None:
 def resolve_run(sb: Sandbox, text: str) -> str:
     """A run id from an id, a run name (its newest top-level run) or a unique id prefix."""
     try:
-        return sb.store.get_run(text).id
+        return sb.run(text, journal=False).id
     except RunNotFound:
         pass
     runs = sb.runs(limit=100_000)
@@ -315,7 +315,7 @@ def signal(magics: Magics, sb: Sandbox, args: Any) -> None:
     """Send an event to a run's ctx.waitForEvent; a parked run resumes now, otherwise it waits for the run."""
     run_id = resolve_run(sb, args.run)
     event = _json(args.raw_rest, "the event")
-    if sb.store.get_run(run_id).status != "parked":
+    if sb.run(run_id, journal=False).status != "parked":
         sb.signal(run_id, event)
         print(f"event queued: run {run_id} receives it at its next matching ctx.waitForEvent")
         return
@@ -337,7 +337,7 @@ def check(magics: Magics, sb: Sandbox, args: Any) -> None:
             f"{report.recorded} recorded effects checked, nothing executed{same}</p>"
         )
     elif report.mismatch is not None:
-        html = mismatch_html(report.mismatch.to_dict(), source or sb.store.get_run(run_id).source)
+        html = mismatch_html(report.mismatch.to_dict(), source or sb.run(run_id, journal=False).source)
     else:
         html = f"<pre>{_html.escape(str(report))}</pre>"
     display({"text/plain": str(report), "text/html": html}, raw=True)
