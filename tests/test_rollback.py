@@ -68,6 +68,13 @@ def test_a_second_rollback_runs_no_revert_again_and_returns_what_the_first_did(b
     assert second == first
 
 
+def test_the_tool_reports_a_rolled_back_run_as_rolled_back_not_as_an_error(booked):
+    run_id = booked.eval("await actions.book(1)").run_id
+    booked.rollback(run_id)
+    result = booked.tool().result(run_id)
+    assert result.status == "rolled_back" and result.error is None and "rolled back" in result.content
+
+
 def test_a_failed_call_and_an_interrupted_call_are_not_reverted(booked):
     booked.action(lambda n: 1 / 0, name="broken", revert=lambda n, r: booked.undone.append("broken"))
     booked.action(lambda n: n, name="ask", approval=True, revert=lambda n, r: booked.undone.append("ask"))

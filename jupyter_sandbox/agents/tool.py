@@ -68,6 +68,11 @@ PAUSED = (
     "its outcome is reported when they have answered."
 )
 
+ROLLED_BACK = (
+    "The run was rolled back: the reverts of its completed calls ran, newest first. It will not resume; "
+    "run a new script to try again."
+)
+
 # The note under each status a run can wait in (results.STATUSES), saying what happens next.
 WAITING = {
     "paused": PAUSED,
@@ -261,6 +266,8 @@ class SandboxTool:
         if status in WAITING:
             pending = _pending(info.pending)
             return self._result(status, info.id, console=console, pending=pending, note=self._note(status))
+        if status == "rolled_back":  # (a rolled-back run that had completed keeps its output; no error)
+            return self._result(status, info.id, console=console, note=ROLLED_BACK)
         error = dict(info.error) if isinstance(info.error, dict) else {"name": status, "message": str(info.error)}
         return self._result(status, info.id, console=console, error=self._located(error, info.source, info.id))
 
