@@ -48,7 +48,7 @@ def shown_paused(ip, url, out="out"):
     ip.run_line_magic("config", "SandboxMagics.scheduler_interval = 0")
     cell(ip, f"-o {out}", APPROVE)
     shown = card()
-    assert shown.doc["status"] == "interrupted"
+    assert shown.doc["status"] == "paused"
     until(lambda: card_registry._WATCH.listening(sandbox().store), "the card's listener")
     return shown
 
@@ -108,7 +108,7 @@ def test_a_renderer_of_a_continued_run_redraws_when_the_chains_last_run_changes(
     cell(ip, "", "if (!ctx.input) return await ctx.continueAsNew(1)\n" + APPROVE)
     last = card().run_id
     first = next(run.id for run in sandbox().runs() if run.successor == last)
-    assert card().doc["status"] == "interrupted"
+    assert card().doc["status"] == "paused"
     comm = attach(first)  # a saved card's renderer, which knows only the chain's first run
     card_registry._CARDS.clear()  # and no card: only the renderer shows the run
     until(lambda: card_registry._WATCH.listening(sandbox().store), "the renderer's listener")

@@ -44,7 +44,7 @@ def test_the_first_kernels_card_turns_completed_when_the_second_kernel_approves(
     # The cell's card was drawn paused; only the first kernel's watcher, seeing the store change, redraws it.
     assert card["data"][CARD_MIME]["status"] == "completed"
     assert card["data"][CARD_MIME]["pending"] == []
-    assert "interrupted" in "".join(o.get("text", "") for o in _cell(nb, "# NBVAL_CHECK_OUTPUT\nfrom").outputs)
+    assert "paused" in "".join(o.get("text", "") for o in _cell(nb, "# NBVAL_CHECK_OUTPUT\nfrom").outputs)
     approved = "".join(o.get("text", "") for o in _cell(nb, 'approver("%sandbox resume').outputs)
     assert "completed" in approved and "no runs waiting for an answer" in approved
     waited = "".join(o.get("text", "") for o in _cell(nb, "# NBVAL_CHECK_OUTPUT\nimport time").outputs)
