@@ -120,8 +120,10 @@ def postgres_server():
     try:
         yield cluster.url
     finally:
-        _close_leftover_stores()
-        cluster.stop()
+        try:
+            _close_leftover_stores()
+        finally:
+            cluster.stop()  # even when a half-open store would not close: no server outlives the session
 
 
 def _close_leftover_stores() -> None:
