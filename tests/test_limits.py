@@ -8,6 +8,8 @@ import pytest
 
 from jupyter_sandbox import LimitExceeded, Limits, Sandbox
 
+BOTH_BACKENDS = True  # the conformance suite: each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 
 def assert_still_works(sb):
     assert sb.eval("return 'next run fine'").output == "next run fine"

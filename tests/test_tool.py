@@ -19,6 +19,8 @@ from jupyter_sandbox import Sandbox
 from jupyter_sandbox.agents.content import CUT, render, shrink
 from jupyter_sandbox.agents.tool import SandboxTool, ToolResult
 
+BOTH_BACKENDS = True  # the conformance suite: each test on SQLite and on PostgreSQL (tests/conftest.py)
+
 
 class Email(BaseModel):
     to: str
