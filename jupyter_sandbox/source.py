@@ -8,7 +8,8 @@ and template-literal text, while keeping the code inside template
 left, engine/returns.py for the script's own `return` statements.
 
 QuickJS numbers lines by context, as measured on quickjs-ng: a `\n` always
-ends one; a lone `\r` too, except inside a block comment; U+2028 and U+2029
+ends one; a lone `\r` too, except inside a block comment (where it starts
+the column count afresh but no new line); U+2028 and U+2029
 only in code (inside a string, a template or a comment they are no line
 break, and one that ends a line comment is swallowed with it). Python's
 `str.splitlines` also breaks at `\f`, `\v`, `\x1c`-`\x1e` and NEL, which
@@ -62,14 +63,27 @@ def script_lines(source: str) -> list[str]:
 
 
 def caret(text: str, column: int | None) -> str:
-    """A caret under QuickJS's ``column`` (UTF-8 bytes from 1) of the line ``text``, its tabs kept so it lines up."""
-    room, pad = max((column or 1) - 1, 0), []
-    for char in text:
-        if room <= 0:
-            break
-        room -= len(char.encode("utf-8", "surrogatepass"))
-        pad.append("\t" if char == "\t" else " ")
-    return "".join(pad) + "^"
+    """A caret under QuickJS's ``column`` (UTF-8 bytes from 1) of the line ``text``, its tabs kept so it lines up.
+
+    A ``\\r`` left inside a line is one in a block comment: QuickJS counts no line there but counts the
+    column afresh after it, so the column is measured from the last such ``\\r`` it fits after.
+    """
+    target = _column_index(text, max((column or 1) - 1, 0))
+    return "".join("\t" if char == "\t" else " " for char in text[:target]) + "^"
+
+
+def _column_index(text: str, room: int) -> int:
+    """The index in ``text`` that lies ``room`` UTF-8 bytes after the column's base."""
+    bases = [0] + [i + 1 for i, char in enumerate(text) if char == "\r"]
+    for n in range(len(bases) - 1, -1, -1):
+        at, left = bases[n], room
+        limit = bases[n + 1] if n + 1 < len(bases) else len(text)
+        while left > 0 and at < len(text):
+            left -= len(text[at].encode("utf-8", "surrogatepass"))
+            at += 1
+        if at < limit or (at == limit == len(text)) or n == 0:  # (a caret may stand just past the end)
+            return at
+    return 0
 
 
 # After these keywords a "/" starts a regular expression, not a division.

@@ -108,3 +108,19 @@ def test_returns_in_strings_comments_and_regexes_are_not_returns():
 def test_script_lines_split_where_quickjs_does():
     source = "a\fb\r\nc\rd\u2028e\u2029f\x85g\n/* \r\u2028 */'\u2028'\n// \u2028x"
     assert script_lines(source) == ["a\fb", "c", "d", "e", "f\x85g", "/* \r\u2028 */'\u2028'", "// \u2028x"]
+
+
+@pytest.mark.parametrize("bad", ["\0", "\ud800"])
+def test_a_character_the_realm_cannot_read_is_located_as_quickjs_counts(sb, bad):
+    error = thrown(sb, f"const a = 1;\u2028const b = 'é{bad}';")
+    assert (error.line, error.column) == (2, len("const b = 'é".encode()) + 1)
+
+
+def test_a_carriage_return_in_a_block_comment_restarts_the_column_but_not_the_line(sb):
+    error = thrown(sb, "/* one\r two */ throw new Error('x')")
+    assert error.line == 1
+    text, marks = error.source_line.split("\n")
+    assert text[marks.index("^") :].startswith("Error('x')")
+    with pytest.raises(LintError) as caught:
+        sb.eval("/* \r */ fetch(1)")
+    assert caught.value.column == len(" */ ") + 1

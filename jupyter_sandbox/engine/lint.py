@@ -103,7 +103,10 @@ def _problems(source: str, meter: Meter) -> list[tuple[int, int, str, str]]:
         if at < starts[line - 1]:
             at, column = starts[line - 1], 1
         meter.steps += match.start() - at
-        column += len(source[at : match.start()].encode("utf-8", "surrogatepass"))
+        before = source[at : match.start()]
+        if "\r" in before:  # a \r in a block comment: QuickJS counts the column afresh after it
+            before, column = before[before.rindex("\r") + 1 :], 1
+        column += len(before.encode("utf-8", "surrogatepass"))
         at = match.start()
         problems.append((line, column, match.group(), HINTS[match.group()]))
     return problems

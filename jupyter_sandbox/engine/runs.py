@@ -27,6 +27,7 @@ from ..errors import (
     error_dict,
 )
 from ..results import CheckReport, RollbackResult, RunResult
+from ..source import line_starts
 from ..stores.base import RunRow, Store, new_run_id, source_hash
 from . import children
 from .answers import Answers
@@ -617,9 +618,11 @@ def _check_characters(source: str) -> None:
             return  # the usual case, at C speed
         except UnicodeEncodeError:
             pass
-    for number, text in enumerate(source.split("\n"), start=1):
-        for column, char in enumerate(text, start=1):
+    for number, (start, end) in enumerate(line_starts(source), start=1):  # lines and columns as QuickJS counts
+        text = source[start:end]
+        for index, char in enumerate(text):
             if char == "\0" or "\ud800" <= char <= "\udfff":
+                column = len(text[:index].encode("utf-8", "surrogatepass")) + 1
                 what = "a NUL character" if char == "\0" else f"a lone surrogate (U+{ord(char):04X})"
                 raise ScriptError(
                     "SyntaxError",
