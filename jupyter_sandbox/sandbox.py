@@ -21,6 +21,7 @@ from .engine.clock import Clock, SystemClock
 from .engine.journal import CallLog
 from .engine.loop import engine_loop
 from .engine.realm import Limits
+from .engine.rollback import rejection_with_rollback
 from .engine.runs import Engine
 from .errors import RunNotFound, RunStateError
 from .results import CheckReport, RollbackResult, RunInfo, RunResult, status_word, stored_status
@@ -355,7 +356,7 @@ class Sandbox:
         A rejection that also rolls back (``{"approved": False, "reason": ..., "rollback": True}``) ends
         the run there, without the script seeing it, and returns ``rollback``'s ``RollbackResult``.
         """
-        rejection = _rollback_rejection(run_id, value, answers, self._engine)
+        rejection = rejection_with_rollback(self._engine, run_id, value, answers)
         if rejection is not None:  # a rejection that also rolls the run back: one decision, journaled once
             return self._loop.run(self._engine.rollback(run_id, rejection[1], rejected=rejection[0]))
         return self._loop.run(
@@ -522,30 +523,6 @@ def _name_of(fn: Callable[..., Any], name: Any, what: str) -> Any:
     if own is None:
         raise TypeError(f"this {what} ({type(fn).__name__}) has no __name__: register it with name=...")
     return own
-
-
-def _rollback_rejection(
-    run_id: str, value: Any, answers: dict[str, Any] | None, engine: Engine
-) -> tuple[str, Any] | None:
-    """``(interrupt id, reason)`` when the answer rejects with ``rollback`` set
-    (``{"approved": False, "rollback": True, "reason": ...}``, or a decision object whose JSON form is that)."""
-
-    def reading(answer: Any) -> tuple[bool, Any]:
-        to_json = getattr(answer, "to_json", None)  # a decision object (Reject(reason, rollback=True))
-        form = to_json() if callable(to_json) else answer
-        if isinstance(form, dict):
-            return form.get("approved") is False and form.get("rollback") is True, form.get("reason")
-        return False, None
-
-    for interrupt_id, answer in (answers or {}).items():
-        if reading(answer)[0]:
-            return interrupt_id, reading(answer)[1]
-    if reading(value)[0]:
-        pending = engine.pending(run_id)
-        if not pending:
-            raise RunStateError(f"run {run_id} has no open interrupt to reject", run_id=run_id)
-        return pending[0].id or "", reading(value)[1]
-    return None
 
 
 def _check_arguments(*, name: Any, actions: Any, limits: Any) -> None:

@@ -25,7 +25,7 @@ from .journal import Journal, JournalWriter
 if TYPE_CHECKING:
     from .runs import Engine
 
-__all__ = ["ROLLBACK_FROM", "rollback"]
+__all__ = ["ROLLBACK_FROM", "rejection_with_rollback", "rollback"]
 
 # Every status a run can rest in: a rollback undoes what a finished, failed or paused run did.
 ROLLBACK_FROM = ("created", "interrupted", "parked", "cancelled", "failed", "stalled", "completed", "continued")
@@ -229,3 +229,27 @@ def outcome(engine: Engine, run_id: str, journal: Journal) -> RollbackResult:
             else:
                 result.failed.append({**item, "error": detach(body.get("error"))})
     return result
+
+
+def rejection_with_rollback(
+    engine: Engine, run_id: str, value: Any, answers: dict[str, Any] | None
+) -> tuple[str, Any] | None:
+    """``(interrupt id, reason)`` when the answer rejects with ``rollback`` set
+    (``{"approved": False, "rollback": True, "reason": ...}``, or a decision object whose JSON form is that)."""
+
+    def reading(answer: Any) -> tuple[bool, Any]:
+        to_json = getattr(answer, "to_json", None)  # a decision object (Reject(reason, rollback=True))
+        form = to_json() if callable(to_json) else answer
+        if isinstance(form, dict):
+            return form.get("approved") is False and form.get("rollback") is True, form.get("reason")
+        return False, None
+
+    for interrupt_id, answer in (answers or {}).items():
+        if reading(answer)[0]:
+            return interrupt_id, reading(answer)[1]
+    if reading(value)[0]:
+        pending = engine.pending(run_id)
+        if not pending:
+            raise RunStateError(f"run {run_id} has no open interrupt to reject", run_id=run_id)
+        return pending[0].id or "", reading(value)[1]
+    return None
