@@ -154,11 +154,15 @@ print(mine.doc["status"], refund)
 # %% [markdown]
 # ## Clean up
 #
-# Stop the approver's kernel and, if this notebook started it, the throwaway cluster.
+# Stop the approver's kernel and, if this notebook started it, the throwaway cluster, and remove
+# the `team_actions.py` this notebook wrote (in a real team it lives in your package).
 
 # %%
+import os
+
 import jupyter_sandbox
 
+os.remove("team_actions.py")
 client.stop_channels()
 kernel.shutdown_kernel(now=True)
 if cluster is not None:

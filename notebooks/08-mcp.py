@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 07 · MCP both ways
+# # 08 · MCP both ways
 #
 # The [Model Context Protocol](https://modelcontextprotocol.io) is how tools reach agents today. The
 # sandbox speaks it in both directions:

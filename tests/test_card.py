@@ -168,3 +168,29 @@ def test_the_bundle_has_the_card_the_html_and_text_but_no_widget(sb):
     bundle = RunCard(sb, result.run_id).bundle()
     assert set(bundle) == {CARD_MIME, "text/html", "text/plain"}
     assert bundle["text/plain"] == f"run {result.run_id} · completed"
+
+
+def test_the_edit_box_has_a_row_for_every_line_of_the_input_up_to_a_screenful():
+    with Sandbox(":memory:") as sb:
+        sb.action(lambda m: m, name="post", approval=True)
+        for keys, rows in ((4, 7), (1, 4), (40, 20)):
+            message = {f"field{i}": i for i in range(keys)}  # indented: a line per field and two braces
+            try:
+                sb.eval("return await actions.post(ctx.input)", input=message)
+            except Exception as exc:
+                run_id = exc.run_id
+            html = card_html(card_document(sb, run_id))
+            assert f'<textarea class="jsbx-edited" rows="{rows}"' in html
+
+
+def test_a_plan_is_a_checklist_of_its_latest_state():
+    with Sandbox(":memory:") as sb:
+        result = sb.eval(
+            'ctx.plan(["load", "check", "send"])\n'
+            'ctx.plan([{title: "load", done: true}, {title: "check", done: false}, "send"])\nreturn 1'
+        )
+        html = card_html(card_document(sb, result.run_id))
+    assert '<div class="jsbx-plan-box" data-role="plan"><b>Plan</b> <span class="jsbx-meta">1/3 done</span>' in html
+    assert '<li data-done="true"><span class="jsbx-check">☑</span> load</li>' in html
+    assert '<li data-done="false"><span class="jsbx-check">☐</span> send</li>' in html
+    assert "&quot;title&quot;" not in html  # no raw JSON of the plan anywhere

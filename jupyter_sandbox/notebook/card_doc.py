@@ -34,6 +34,7 @@ HEAD_ROWS = 40  # of those, from the start; the rest from the end
 PREVIEW = 160  # characters of a value shown in a row
 DETAIL = 2000  # characters of a value behind a row's expander
 CONSOLE_TAIL = 40
+PLAN_ITEMS = 50  # items of a ctx.plan the card lists
 TRACEBACK = 4000  # characters of an action's Python traceback, from its end
 _version = itertools.count(1)
 
@@ -152,6 +153,8 @@ def _rows(doc: dict[str, Any], group: bool) -> list[dict[str, Any]]:
                     "err": _error(e.get("error")),
                 }
             )
+        elif kind == "plan":
+            rows.append({"k": "plan", "seq": e["seq"], "a": n, "plan": _plan(e.get("plan"))})
         elif kind in ("error", "mismatch"):
             rows.append({"k": kind, "seq": e["seq"], "a": n, "err": _error(e.get("error") or e)})
         else:
@@ -316,7 +319,23 @@ def card_document(
         "entries": sum(len(d.get("entries") or []) for d in docs),
         "out_var": out_var,
         "step": _open_step(last) if run.get("status") == "running" else None,
+        "plan": next(
+            (_plan(e.get("plan")) for e in reversed(last.get("entries") or []) if e.get("kind") == "plan"), None
+        ),
     }
+
+
+def _plan(plan: Any) -> list[Any] | None:
+    """A ``ctx.plan`` as the card's checklist: at most ``PLAN_ITEMS`` items, each a title (cut) or ``{title, done}``."""
+    if not isinstance(plan, list):
+        return None
+    title = lambda v: v[:PREVIEW] if isinstance(v, str) else preview(v)  # noqa: E731
+    return [
+        {"title": title(item.get("title", item)), "done": bool(item.get("done"))}
+        if isinstance(item, dict)
+        else title(item)
+        for item in plan[:PLAN_ITEMS]
+    ]
 
 
 def _open_step(doc: dict[str, Any]) -> str | None:

@@ -11,7 +11,7 @@
  * turns clicks into messages for the kernel (`send`), or does nothing while
  * the card is not attached to a kernel.
  */
-import { esc, duration, excerpt, mismatchHtml, progressHtml } from './timeline.js';
+import { esc, duration, excerpt, mismatchHtml, planList, progressHtml } from './timeline.js';
 
 export const CARD_MIME = 'application/vnd.jupyter-sandbox.run+json';
 /** Why a card's buttons are off: no kernel with the extension answered it. */
@@ -65,6 +65,12 @@ function tracebackHtml(err) {
   return h` <details class="jsbx-traceback" data-key="traceback"><summary>Python traceback</summary><pre>${err.traceback}</pre></details>`;
 }
 
+/** "2/5 done" of a plan's items. @param {unknown} plan */
+function planDone(plan) {
+  const items = Array.isArray(plan) ? plan : [];
+  return `${items.filter((it) => it && typeof it === 'object' && it.done).length}/${items.length} done`;
+}
+
 /** @param {Row} r */
 function rowMain(r) {
   switch (r.k) {
@@ -82,6 +88,7 @@ function rowMain(r) {
     case 'console': return h`<span class="jsbx-pill jsbx-pill-level-${r.level}">${r.level}</span> <span class="jsbx-msg">${r.msg}</span>`;
     case 'step': return h`step <b>${r.name}</b> ${r.phase}${r.outcome ? ` · ${r.outcome}` : ''}`;
     case 'error': case 'mismatch': return h`<span class="jsbx-errtext">${errText(r.err, r.k)}</span>`;
+    case 'plan': return h`plan <span class="jsbx-meta">${planDone(r.plan)}</span>`;
     case 'chain': return h`<span class="jsbx-meta">${r.i ? 'continued as' : 'run'}</span> <code>${r.name}</code>`;
     case 'omitted': return h`<span class="jsbx-meta">… ${plural(r.count, 'row', 'rows')} left out here: “show the full journal” fetches them</span>`;
     default: return h`${r.k} ${value('', r.in)}`;
@@ -121,10 +128,13 @@ function errorHtml(doc, e) {
   return h`<div class="jsbx-error"><div class="jsbx-err-title">${e.limit ? h`<span class="jsbx-pill jsbx-pill-limit">${e.limit}</span> ` : ''}${e.name || 'Error'}: ${e.message}${where}</div>${ex ? h`<pre class="jsbx-source">${ex}</pre>` : ''}${tracebackHtml(e)}</div>`;
 }
 
+/** Rows for the edit box: the whole value, up to a screenful. @param {unknown} text */
+export const editRows = (text) => Math.min(Math.max(String(text ?? '').split('\n').length + 1, 3), 20);
+
 /** @param {Record<string, any>} p @param {boolean} live */
 function pendingHtml(p, live) {
   const off = live ? '' : new Safe(' disabled');
-  return h`<div class="jsbx-pending" data-interrupt="${p.id}"><div><b>${p.name}</b> ${p.approval ? 'needs approval' : 'needs an answer'} <span class="jsbx-meta">interrupt <code>${p.id}</code></span></div>${p.html ? h`<div class="jsbx-preview">${new Safe(String(p.html))}</div>` : ''}${value('data', p.data)}<div class="jsbx-buttons"><button class="jsbx-btn jsbx-approve" data-act="approve" type="button"${off}>Approve</button> <button class="jsbx-btn jsbx-reject" data-act="reject" type="button"${off}>Reject</button> <input class="jsbx-reason" placeholder="reason (optional)"${off}></div><details class="jsbx-edit"><summary>edit the ${p.approval ? 'input' : 'answer'}</summary><textarea class="jsbx-edited" rows="4"${off}>${p.edit}</textarea><button class="jsbx-btn" data-act="edit" type="button"${off}>${p.approval ? 'Edit & approve' : 'Send edited'}</button></details><div class="jsbx-note" data-role="message"></div></div>`;
+  return h`<div class="jsbx-pending" data-interrupt="${p.id}"><div><b>${p.name}</b> ${p.approval ? 'needs approval' : 'needs an answer'} <span class="jsbx-meta">interrupt <code>${p.id}</code></span></div>${p.html ? h`<div class="jsbx-preview">${new Safe(String(p.html))}</div>` : ''}${value('data', p.data)}<div class="jsbx-buttons"><button class="jsbx-btn jsbx-approve" data-act="approve" type="button"${off}>Approve</button> <button class="jsbx-btn jsbx-reject" data-act="reject" type="button"${off}>Reject</button> <input class="jsbx-reason" placeholder="reason (optional)"${off}></div><details class="jsbx-edit"><summary>edit the ${p.approval ? 'input' : 'answer'}</summary><textarea class="jsbx-edited" rows="${editRows(p.edit)}"${off}>${p.edit}</textarea><button class="jsbx-btn" data-act="edit" type="button"${off}>${p.approval ? 'Edit & approve' : 'Send edited'}</button></details><div class="jsbx-note" data-role="message"></div></div>`;
 }
 
 /**
@@ -152,6 +162,7 @@ export function cardHtml(doc, options = {}) {
     errorShown ? errorHtml(d, d.error) : d.error ? h`<div class="jsbx-meta">the error is shown below the cell${tracebackHtml(d.error)}</div>` : '',
     status === 'failed' || status === 'cancelled' ? h`<div class="jsbx-buttons" data-role="rollback"><button class="jsbx-btn jsbx-rollback" data-act="rollback" type="button"${live ? '' : new Safe(' disabled')}>Roll back</button> <span class="jsbx-meta">run the reverts of its completed calls, newest first</span></div>` : '',
     status === 'parked' ? h`<div class="jsbx-note">parked: ${d.wake_at ? `wakes at ${new Date(d.wake_at).toISOString()}` : 'waiting for an event'}; the store's scheduler resumes it, in any kernel on this store</div>` : '',
+    Array.isArray(d.plan) ? h`<div class="jsbx-plan-box" data-role="plan"><b>Plan</b> <span class="jsbx-meta">${planDone(d.plan)}</span>${new Safe(String(planList(d.plan)))}</div>` : '',
     answered,
     (d.pending ?? []).map((/** @type {any} */ p) => pendingHtml(p, live)),
     d.console?.length ? h`<details class="jsbx-console" data-key="console" open><summary>console <span class="jsbx-meta">${d.console_total > d.console.length ? `last ${d.console.length} of ${count(d.console_total)} lines` : plural(d.console.length, 'line', 'lines')}</span></summary><pre>${d.console.map((/** @type {any} */ c) => h`<span class="jsbx-c-${c.level}">${c.msg}</span>\n`)}</pre></details>` : '',

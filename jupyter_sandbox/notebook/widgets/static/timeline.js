@@ -349,8 +349,8 @@ function itemsHtml(items, mark, cx, scope) {
 
 // ---------------------------------------------------------------- header
 
-/** @param {unknown} plan */
-function planList(plan) {
+/** A `ctx.plan` as a checklist: strings, or `{title, done}` items. @param {unknown} plan */
+export function planList(plan) {
   const items = Array.isArray(plan) ? plan : [];
   return h`<ul class="jsbx-plan">${items.map((it) => {
     const done = typeof it === 'object' && it !== null && Boolean(it.done);
