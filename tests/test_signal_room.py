@@ -61,3 +61,26 @@ def test_a_signal_larger_than_the_journal_cap_is_refused_at_send_and_the_run_sti
     assert sb.store.pending_signals(run_id) == []
     assert sb.signal(run_id, {"kind": "go", "n": 7}).output == 7
     sb.close()
+
+
+def test_two_signals_sent_at_once_that_together_exceed_the_room_are_not_both_kept(store_url, monkeypatch):
+    """Each fits the room alone; the second to commit is refused, because the room is counted in the
+    transaction that keeps the signal (a count taken before it would let both in)."""
+    first, second = Sandbox(store_url, limits=Limits(journal_bytes=16_384)), Sandbox(store_url)
+    run_id = _parked(first, "await ctx.waitForEvent({kind: 'never'}); " + WAITS_FOR_EVER)
+    keep = first.store.add_signal
+
+    def racing(*args, **kwargs):  # the other process's signal commits between this one's count and its write
+        if not racing.sent:
+            racing.sent = True
+            second.store.add_signal(run_id, {"kind": "go", "data": "y" * 8_000}, wake=run_id)
+        return keep(*args, **kwargs)
+
+    racing.sent = False
+    monkeypatch.setattr(first.store, "add_signal", racing)
+    assert _send(first, run_id, 8_000) is False
+    assert len(first.store.pending_signals(run_id)) == 1
+    with pytest.raises(RunParked):  # still resumable: what it holds can be journaled
+        first.resume(run_id)
+    first.close()
+    second.close()

@@ -396,11 +396,14 @@ class Engine:
                 run_id=top.id,
                 status="completed",
             )
-        held = [e for _, e in self.store.pending_signals(queue)]
-        refused = signal_room(event, self._limits_of(top).journal_bytes, self.store.journal_bytes(top.id), held)
-        if refused is not None:
-            raise refused
-        self.store.add_signal(queue, event, wake=top.id)
+        cap = self._limits_of(top).journal_bytes
+
+        def admit(used: int, held: list[Any]) -> None:  # counted in the store's transaction: senders serialize
+            refused = signal_room(event, cap, used, held)
+            if refused is not None:
+                raise refused
+
+        self.store.add_signal(queue, event, wake=top.id, admit=admit)
         if self.store.get_run(top.id).status != "parked":
             return None  # delivered when the run next reaches a matching wait
         try:

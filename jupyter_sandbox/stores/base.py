@@ -209,11 +209,20 @@ class Store(Protocol):
 
     # -- signals: delivery and journal entry commit together (exactly once) -----------
 
-    def add_signal(self, run_id: str, event: Any, *, wake: str | None = None) -> int:
+    def add_signal(
+        self,
+        run_id: str,
+        event: Any,
+        *,
+        wake: str | None = None,
+        admit: Callable[[int, list[Any]], None] | None = None,
+    ) -> int:
         """Keep an event in ``run_id``'s queue (``RunNotFound`` if there is none); returns the signal's id.
 
         In the same transaction, with its row locked first, the run ``wake`` (if given) is made due at once
-        if it is parked, and refuses the signal (``RunStateError``) if it completed.
+        if it is parked, and refuses the signal (``RunStateError``) if it completed; then ``admit`` (if
+        given) is called with the journal bytes of ``wake`` (else ``run_id``) and the undelivered events of
+        ``run_id``'s queue, and refuses the signal by raising, so that concurrent senders count each other.
         """
 
     def pending_signals(self, run_id: str) -> list[tuple[int, Any]]:

@@ -77,6 +77,8 @@ _SELECT_RUN = f"SELECT {_RUN}, {{now}} FROM runs"  # the clock read with the row
 _ATTEMPT = ("n", "source_hash", "started", "ended", "outcome", "replayed", "first_seq")
 _ATTEMPTS = ", ".join(_ATTEMPT)
 _JOURNAL = "FROM run_journal WHERE run_id = ?"
+# LENGTH of a BLOB (SQLite) and of a bytea (PostgreSQL) counts bytes.
+_JOURNAL_BYTES = "SELECT COALESCE(SUM(LENGTH(body)), 0) FROM run_journal WHERE run_id = ?"
 _PENDING = "SELECT id, event FROM signals WHERE run_id = ? AND delivered_seq IS NULL ORDER BY id"
 # An upsert both speak (SQLite 3.24+): a row already under this number is started afresh (INSERT OR REPLACE).
 _START_ATTEMPT = (
@@ -392,9 +394,7 @@ class SQLStore(ScriptsTable, Generic[C]):
 
     @by_run_id(int)
     def journal_bytes(self, run_id: str) -> int:
-        # LENGTH of a BLOB (SQLite) and of a bytea (PostgreSQL) counts bytes.
-        sql = self._sql("SELECT COALESCE(SUM(LENGTH(body)), 0) FROM run_journal WHERE run_id = ?")
-        return int(self._read(sql, (run_id,))[0][0])
+        return int(self._read(self._sql(_JOURNAL_BYTES), (run_id,))[0][0])
 
     def copy_prefix(self, source_id: str, target_id: str, before_seq: int) -> int:
         """Copy a run's journal before ``before_seq`` (and its attempts) to another run (a fork); attempts copied."""
@@ -418,18 +418,31 @@ class SQLStore(ScriptsTable, Generic[C]):
     # -- signals: delivery and journal entry commit together (exactly once) --------
 
     @by_run_id()
-    def add_signal(self, run_id: str, event: Any, *, wake: str | None = None) -> int:
+    def add_signal(
+        self,
+        run_id: str,
+        event: Any,
+        *,
+        wake: str | None = None,
+        admit: Callable[[int, list[Any]], None] | None = None,
+    ) -> int:
         """Queue an event for ``run_id``; the run ``wake``, if given and parked, is made due at once.
 
         The ``wake`` run's row is locked first: a run parking at the same moment (``finish_attempt`` with
         ``wake_on``) either sees this signal or is parked already, and is made due here. A ``wake`` run that
-        completed refuses the signal (``RunStateError``): nothing would ever take it.
+        completed refuses the signal (``RunStateError``): nothing would ever take it. ``admit`` is called
+        after that lock with the journal bytes of ``wake`` (else ``run_id``) and the undelivered events of
+        ``run_id``'s queue, and refuses the signal by raising: two senders at once each count the other's.
         """
         with self._tx() as conn:
             if wake is not None:
                 self._wake_for_signal(conn, wake)
             if conn.execute(self._sql("SELECT 1 FROM runs WHERE id = ?"), (run_id,)).fetchone() is None:
                 raise RunNotFound(run_id)
+            if admit is not None:
+                used = conn.execute(self._sql(_JOURNAL_BYTES), (wake or run_id,)).fetchone()
+                held = conn.execute(self._sql(_PENDING), (run_id,)).fetchall()
+                admit(int(used[0]), [decode_value(run_id, f"signal {i}", e) for i, e in held])
             sql = self._sql("INSERT INTO signals (run_id, event, created) VALUES (?, ?, ?) RETURNING id")
             return int(scalar(conn, sql, (run_id, cbor2.dumps(event), time.time())))
 
