@@ -150,6 +150,16 @@ class Sandbox:
     def actions(self) -> dict[str, Action]:
         return dict(self._engine.actions)
 
+    def remove_action(self, name: str) -> bool:
+        """Unregister an action (a run that calls it later fails as for any unknown name); False if none.
+
+        >>> sb = Sandbox()
+        >>> _ = sb.action(lambda x: x, name="echo")
+        >>> sb.remove_action("echo"), "echo" in sb.actions
+        (True, False)
+        """
+        return self._engine.actions.pop(name, None) is not None
+
     # -- code mode (agents/) ------------------------------------------------------------
 
     def catalog(self, actions: Iterable[str] | None = None) -> list[Any]:

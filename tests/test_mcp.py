@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,10 +26,11 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, ImageContent, TextContent, Tool, ToolAnnotations
 from pace import bound
 
-from jupyter_sandbox import Sandbox, SandboxInterrupt
+from jupyter_sandbox import ActionError, Sandbox, SandboxInterrupt
 from jupyter_sandbox.agents.catalog import ActionSpec
 from jupyter_sandbox.agents.mcp_client import ToolFailed, _needs_approval, _result_value
 from jupyter_sandbox.agents.search import matching
+from jupyter_sandbox.errors import McpError, SandboxError, ServerFailed
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -450,3 +452,116 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return not Path(f"/proc/{pid}/stat").exists() or Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+# -- client hygiene: names, re-registering, processes ------------------------------------------------------
+
+NAMED = str(ROOT / "tests" / "mcp_servers" / "named.py")
+
+
+def _named(*tools: str) -> list[str]:
+    return [sys.executable, NAMED, *tools]
+
+
+@pytest.mark.parametrize("tools", [("a-b", "a_b"), ("a.b", "a_b", "ok"), ("x y", "x-y")])
+def test_two_tools_that_become_one_action_name_are_an_error_naming_both(sb, tools):
+    with pytest.raises(McpError) as error:
+        sb.mcp("raw", _named(*tools))
+    first, second = [t for t in tools if t != "ok"][:2]
+    assert repr(first) in str(error.value) and repr(second) in str(error.value)
+    assert not [name for name in sb.actions if name.startswith("raw.")]
+    assert isinstance(error.value, SandboxError)
+
+
+def test_registering_a_server_again_replaces_its_whole_set_of_tools(sb):
+    sb.mcp("raw", _named("old_one", "both"))
+    sb.mcp("raw", _named("both", "new_one"))
+    assert sorted(n for n in sb.actions if n.startswith("raw.")) == ["raw.both", "raw.new_one"]
+    assert sb.eval("return await actions.raw.both({text: 'hi'})").output == {"result": "both: hi"}
+    with pytest.raises(ActionError, match="no action named"):
+        sb.eval("await actions.raw.old_one({})")
+
+
+def _wait_gone(pid: int) -> bool:
+    deadline = time.monotonic() + bound(30)  # only bounds a hang: a killed process is gone at once
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _assert_gone(pid: int) -> None:
+    try:
+        assert _wait_gone(pid), f"the server's process {pid} is still running"
+    finally:  # a failure must not leave a stubborn server on the machine
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_hung_server_is_killed_when_its_call_times_out(tmp_path):
+    log = tmp_path / "calls"
+    with Sandbox() as sb:
+        sb.mcp("files", _command("files"), env={"MCP_CALL_LOG": str(log)}, timeout=2)
+        with pytest.raises(ActionError, match="did not answer"):
+            sb.eval("await actions.files.sleep({seconds: 3600})")
+        assert _wait_gone(_calls(log)[0][1])
+
+
+def test_no_server_process_outlives_the_process_even_hung(tmp_path):
+    log = tmp_path / "calls"
+    program = f"""
+import sys, threading, time
+from jupyter_sandbox import Sandbox
+sb = Sandbox()
+sb.mcp("raw", {_named("stubborn")!r}, env={{"MCP_CALL_LOG": {str(log)!r}}})
+threading.Thread(target=lambda: sb.eval("await actions.raw.stubborn({{}})"), daemon=True).start()
+while "stubborn" not in open({str(log)!r}).read():
+    time.sleep(0.05)
+sys.exit(0)  # no close(): the server hangs in a call, deaf to SIGTERM and to its stdin closing
+"""
+    log.write_text("")
+    subprocess.run([sys.executable, "-c", program], check=True, timeout=300, cwd=str(ROOT))
+    pid = int(log.read_text().split()[0])
+    _assert_gone(pid)
+
+
+def test_a_stubborn_server_is_killed_by_close(tmp_path):
+    log = tmp_path / "calls"
+    sb = Sandbox()
+    sb.mcp("raw", _named("stubborn"), env={"MCP_CALL_LOG": str(log)}, timeout=2)
+    with pytest.raises(ActionError, match="did not answer"):
+        sb.eval("await actions.raw.stubborn({})")
+    pid = int(log.read_text().split()[0])
+    sb.close()
+    _assert_gone(pid)
+
+
+def test_no_server_process_outlives_a_killed_process(tmp_path):
+    log = tmp_path / "calls"
+    program = f"""
+import time
+from jupyter_sandbox import Sandbox
+sb = Sandbox()
+sb.mcp("raw", {_named("stubborn")!r}, env={{"MCP_CALL_LOG": {str(log)!r}}})
+sb.eval("await actions.raw.stubborn({{}})")
+"""
+    log.write_text("")
+    parent = subprocess.Popen([sys.executable, "-c", program], cwd=str(ROOT))
+    try:
+        for _ in range(3000):  # only bounds a hang
+            if "stubborn" in log.read_text() or parent.poll() is not None:
+                break
+            time.sleep(0.05)
+        pid = int(log.read_text().split()[0])
+    finally:
+        parent.kill()
+        parent.wait()
+    _assert_gone(pid)
+
+
+def test_a_server_that_cannot_start_is_a_sandbox_error(sb):
+    with pytest.raises(ServerFailed, match="no program") as error:
+        sb.mcp("raw", ["/no/such/program", "x"])
+    assert isinstance(error.value, SandboxError)
+    assert not [name for name in sb.actions if name.startswith("raw.")]

@@ -157,3 +157,21 @@ def test_for_any_one_letter_typo_of_a_name_unlike_the_others_that_name_is_sugges
         sb.close()
     assert f'did you mean "{target}"?' in message
     assert f"(available: {', '.join(sorted(names))})" in message
+
+
+@pytest.mark.parametrize("script", ["actions.rwa.echo({x: 1})", "actions.raw.ehco.deep(1)", "actions.nope.a.b.c()"])
+def test_a_misspelt_namespace_is_the_same_action_error_as_a_misspelt_action(sb, script):
+    sb.action(lambda x: x, name="raw.echo")
+    result = sb.eval(
+        f"try {{ await {script}; return 'called' }} "
+        "catch (e) { return [e instanceof ActionError, e.action, e.message] }"
+    )
+    is_action_error, action, message = result.output
+    assert is_action_error and action == script.removeprefix("actions.").split("(")[0]
+    assert "is registered" in message and "raw.echo" in message
+
+
+def test_a_misspelt_namespace_suggests_the_action_it_resembles(sb):
+    sb.action(lambda x: x, name="raw.echo")
+    with pytest.raises(ActionError, match='did you mean "raw.echo"'):
+        sb.eval("await actions.rwa.echo(1)")

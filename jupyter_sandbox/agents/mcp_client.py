@@ -22,16 +22,21 @@ engine's side of a call awaits a future of that loop, so calls to one server run
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
+import contextvars
 import os
 import re
+import shutil
+import signal
+import sys
 import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..errors import ServerFailed, ToolFailed
+from ..errors import McpError, ServerFailed, ToolFailed
 from .catalog import ActionSpec, check_schema
 
 __all__ = ["McpServer", "ServerFailed", "ToolFailed", "close_all", "connect"]
@@ -62,6 +67,77 @@ def _submit(work: Any) -> concurrent.futures.Future[Any]:
     return asyncio.run_coroutine_threadsafe(work, _mcp_loop())
 
 
+# -- the server processes: none outlives close(), a timeout, or this process ------------------------------
+
+_SPAWNED: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("jupyter_sandbox_mcp_pids", default=None)
+_LIVE: set[int] = set()  # every server process started here and not yet seen stopped
+
+
+def _record_spawns() -> None:
+    """Make the SDK's stdio transport tell each connection its server's process id (it does not expose the
+    process), so a server that ignores the SDK's shutdown, or outlives the thread it ran on, is killed."""
+    from mcp.client import stdio
+
+    spawn = getattr(stdio, "_create_platform_compatible_process", None)
+    if spawn is None or getattr(spawn, "_jupyter_sandbox", False):
+        return
+
+    async def recorded(*args: Any, **kwargs: Any) -> Any:
+        process = await spawn(*args, **kwargs)
+        pids = _SPAWNED.get()
+        if pids is not None:
+            pids.append(process.pid)
+            _LIVE.add(process.pid)
+        return process
+
+    recorded._jupyter_sandbox = True  # type: ignore[attr-defined]
+    stdio._create_platform_compatible_process = recorded
+
+
+def _is_our_live_child(pid: int) -> bool:
+    """Whether ``pid`` is still a running child of this process (a reaped one's id may belong to another)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            state, ppid = f.read().rsplit(")", 1)[1].split()[:2]
+    except OSError:
+        return not os.path.isdir("/proc") and pid in _LIVE  # no /proc: trust the record
+    return int(ppid) == os.getpid() and state not in ("Z", "X")
+
+
+def _kill(pids: list[int]) -> None:
+    """Kill each server's process group (the SDK starts each in a session of its own)."""
+    for pid in pids:
+        if _is_our_live_child(pid):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        _LIVE.discard(pid)
+
+
+@atexit.register
+def _kill_all() -> None:
+    _kill(sorted(_LIVE))
+
+
+# Run first in a server's process on Linux: the kernel kills it when the thread that started it ends, which
+# is this process's MCP thread, so not even a SIGKILL of this process leaves a server behind (one that hangs
+# would not notice its stdin closing). Then it becomes the server (execvp).
+_WATCHED = (
+    "import ctypes, os, sys\n"
+    "ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL\n"
+    "os.getppid() == int(sys.argv[1]) or os._exit(1)  # the parent was gone before that\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+def _dies_with_us(command: list[str]) -> list[str]:
+    """The command, started so that the server dies with this process (on Linux)."""
+    if not sys.platform.startswith("linux"):
+        return command
+    return [sys.executable, "-S", "-c", _WATCHED, str(os.getpid()), *command]
+
+
 class _Connection:
     """One started server process and its initialized session, owned by one task (anyio's scopes must be
     entered and left by the same task); ``stop`` ends it."""
@@ -72,6 +148,7 @@ class _Connection:
         self.stop = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
         self.used = 0.0  # the loop's time when a call last ended
+        self.pids: list[int] = []  # its server's process, once started
 
     @property
     def alive(self) -> bool:
@@ -103,6 +180,7 @@ class McpServer:
         self._stderr = open(self.stderr_path, "a+", encoding="utf-8", errors="replace")
         self._conn: _Connection | None = None
         self._starting: asyncio.Lock | None = None
+        self.actions: list[str] = []  # the actions its tools are registered as
 
     def stderr(self, tail: int = STDERR_TAIL) -> str:
         """The server's stderr so far (the last ``tail`` characters), across its restarts."""
@@ -132,8 +210,10 @@ class McpServer:
 
             try:
                 _submit(stop()).result(15)
-            except Exception:  # closing: the process is the SDK's to reap
+            except Exception:  # closing: what the SDK did not stop is killed below
                 pass
+        if conn is not None:
+            _kill(conn.pids)  # a server that ignored the SDK's shutdown (or hung in it)
         self._conn = None
         self._stderr.close()
         try:
@@ -163,13 +243,17 @@ class McpServer:
         from mcp import ClientSession, StdioServerParameters
         from mcp.client.stdio import stdio_client
 
-        params = StdioServerParameters(
-            command=self.command[0], args=self.command[1:], env=self.env or None, cwd=self.cwd
-        )
+        if shutil.which(self.command[0], path=self.env.get("PATH", os.environ.get("PATH"))) is None:
+            raise ServerFailed(f"MCP server {self.name!r} could not start: no program {self.command[0]!r}")
+        command = _dies_with_us(self.command)
+        params = StdioServerParameters(command=command[0], args=command[1:], env=self.env or None, cwd=self.cwd)
         conn, ready = _Connection(), asyncio.get_running_loop().create_future()
         self.starts += 1
 
+        _record_spawns()
+
         async def own() -> None:
+            _SPAWNED.set(conn.pids)  # this task's own context: the spawn below records into it
             try:
                 async with (
                     stdio_client(params, errlog=self._stderr) as (read, write),
@@ -198,6 +282,7 @@ class McpServer:
                     raise
             finally:
                 conn.stop.set()
+                _kill(conn.pids)
 
         conn.task = asyncio.get_running_loop().create_task(own())
         try:
@@ -225,6 +310,7 @@ class McpServer:
             return await asyncio.wait_for(conn.session.call_tool(tool, arguments), self.timeout)
         except asyncio.TimeoutError:
             conn.stop.set()  # a hung server is stopped: the next call starts a fresh one
+            _kill(conn.pids)  # at once, and for certain: it hangs
             raise ServerFailed(
                 self._said(
                     f"MCP server {self.name!r} did not answer {tool} within "
@@ -306,8 +392,11 @@ def connect(
             f"got {type(approval).__name__}"
         )
     known = servers  # the sandbox's own: it closes them when it closes
-    if name in known:
-        known.pop(name).close()
+    if name in known:  # registering a server again replaces it, and its whole set of tools
+        old = known.pop(name)
+        old.close()
+        for action_name in old.actions:
+            sandbox.remove_action(action_name)
     server = McpServer(name, command, env, cwd, float(timeout))
     try:
         tools = server.list_tools()
@@ -318,15 +407,24 @@ def connect(
     if unknown:
         server.close()
         raise ValueError(f"MCP server {name!r} has no tool {', '.join(map(repr, unknown))} to revert")
-    known[name] = server
-    registered = []
+    by_key: dict[str, Any] = {}
     for tool in tools:
         key = _action_key(tool.name)
         if key is None:
             warnings.warn(
                 f"MCP server {name!r}: tool {tool.name!r} has no name a script can use; skipped", stacklevel=3
             )
-            continue
+        elif key in by_key:
+            server.close()
+            raise McpError(
+                f"MCP server {name!r}: the tools {by_key[key].name!r} and {tool.name!r} would both be the action "
+                f"{name}.{key} (a name's characters other than letters, digits and _ become _); rename one"
+            )
+        else:
+            by_key[key] = tool
+    known[name] = server
+    registered = []
+    for key, tool in by_key.items():
         action_name = f"{name}.{key}"
         needs = _needs_approval(tool, approval)
         sandbox.action(_caller(server, tool.name), name=action_name, approval=needs, timeout=timeout + 5)
@@ -335,6 +433,7 @@ def connect(
         action.about = {"server": name, "tool": tool.name, "annotations": _annotations(tool)}
         action.revert = reverts.get(tool.name)
         registered.append(action_name)
+    server.actions = registered
     return registered
 
 

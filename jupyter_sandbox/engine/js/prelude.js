@@ -874,7 +874,21 @@ function unregisteredIn(prefix) {
     get(target, name, receiver) {
       if (typeof name !== "string" || name in target) return reflectGet(target, name, receiver);
       if (name === "then" || name === "toJSON") return undefined;
-      return (input, options) => callAction(prefix + name, input, options);
+      return unregisteredAction(prefix + name);
+    },
+  });
+}
+
+// An unregistered name is a function failing as ctx.call does; a member of it is the name one level
+// deeper, so a misspelt namespace (`actions.rwa.echo(x)`) fails the same way, naming `rwa.echo`,
+// instead of "not a function".
+function unregisteredAction(name) {
+  return new ProxyCtor((input, options) => callAction(name, input, options), {
+    __proto__: null,
+    get(target, key, receiver) {
+      if (typeof key !== "string" || key in target) return reflectGet(target, key, receiver);
+      if (key === "then" || key === "toJSON") return undefined;
+      return unregisteredAction(name + "." + key);
     },
   });
 }
