@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from .errors import InputInvalid, InvalidValue, error_dict
 from .tracebacks import action_traceback
@@ -98,11 +98,15 @@ class Action:
         self.description = self.description or (inspect.getdoc(self.fn) or "").split("\n")[0] or None
 
 
+# What a live call produced; a child run's call may also stop at its interrupt or park.
+OutcomeKind = Literal["ok", "error", "timeout", "interrupt", "child-interrupt", "parked"]
+
+
 @dataclass
 class Outcome:
     """What one live call produced: a value (with its JSON), a failure, or an interrupt."""
 
-    kind: str  # "ok", "error", "timeout", "interrupt"; for child runs also "child-interrupt", "parked"
+    kind: OutcomeKind
     value: Any = None
     json: str = "null"
     error: dict[str, Any] | None = None  # name, message; issues (a list) for an invalid input

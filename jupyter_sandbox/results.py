@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from .errors import CallLogMismatchError, InvalidValue
 
@@ -12,7 +12,7 @@ __all__ = ["RunResult", "RunInfo", "CheckReport", "RollbackResult", "STATUSES", 
 # How a run stands, in one vocabulary for every place that shows it (a ToolResult, the MCP server's get_run and
 # list_runs, the card, ``%sandbox runs``). The store's rows spell two of them otherwise: ``interrupted`` is
 # ``paused``, and ``continued`` (a run that went on as a ``continueAsNew`` successor) shows as its chain's end.
-STATUSES = (
+Status = Literal[
     "created",  # registered, no attempt yet
     "running",  # an attempt is under way
     "paused",  # waits for a human's answer (an approval, an interrupt)
@@ -22,7 +22,8 @@ STATUSES = (
     "failed",
     "cancelled",
     "rolled_back",
-)
+]
+STATUSES: tuple[Status, ...] = get_args(Status)
 _STORED = {"paused": "interrupted"}
 
 

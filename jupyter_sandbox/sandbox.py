@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 from .actions import Action, Resume, check_name
 from .engine.answers import Answers
@@ -26,6 +26,7 @@ from .engine.runs import Engine
 from .errors import RunNotFound, RunStateError
 from .results import CheckReport, RollbackResult, RunInfo, RunResult, status_word, stored_status
 from .stores import Store, open_store, portable
+from .stores.rows import RunStatus
 from .stores.sqlite import SQLiteStore
 
 __all__ = ["Sandbox"]
@@ -445,7 +446,7 @@ class Sandbox:
     def runs(self, *, status: str | None = None, limit: int = 200, include_children: bool = False) -> list[RunInfo]:
         """Stored runs, newest first; ``status`` filters by a word of ``results.STATUSES`` (``InvalidValue`` for
         any other)."""
-        stored = None if status is None else stored_status(status)
+        stored = None if status is None else cast(RunStatus, stored_status(status))  # a word it checked
         rows = self.store.list_runs(status=stored, top_level=not include_children, limit=limit)
         return [_info(row) for row in rows]
 

@@ -72,3 +72,49 @@ def test_every_stored_status_has_a_word_of_the_vocabulary():
     from jupyter_sandbox.stores.rows import RUN_STATUSES
 
     assert {status_word(s) for s in RUN_STATUSES - {"continued"}} <= set(STATUSES)
+
+
+def test_the_stored_statuses_are_the_typed_vocabulary_of_the_store():
+    from typing import get_args
+
+    from jupyter_sandbox.results import Status
+    from jupyter_sandbox.stores.rows import RUN_STATUSES, RunStatus
+
+    assert set(get_args(RunStatus)) == RUN_STATUSES
+    assert get_args(Status) == STATUSES
+
+
+MISSPELT = """
+from jupyter_sandbox.actions import Outcome
+from jupyter_sandbox.engine.attempt import AttemptResult
+from jupyter_sandbox.results import Status
+from jupyter_sandbox.stores.base import RunRow
+
+RunRow(id="r", kind="workflow", status="interrupted")
+AttemptResult("reached")
+Outcome("child-interrupt")
+shown: Status = "paused"
+RunRow(id="r", kind="workflow", status="paused")  # line 11: a word, not a stored status
+AttemptResult("done")  # line 12
+Outcome("okay")  # line 13
+word: Status = "interrupted"  # line 14: a stored status, not a word
+"""
+
+
+@pytest.mark.slow
+def test_mypy_rejects_a_misspelt_status_or_outcome(tmp_path):
+    from mypy import api
+
+    script = tmp_path / "statuses.py"
+    script.write_text(MISSPELT)
+    report, _, _ = api.run(
+        [
+            "--follow-imports=silent",
+            "--ignore-missing-imports",
+            "--no-incremental",
+            "--python-version=3.10",
+            str(script),
+        ]
+    )
+    flagged = sorted({int(line.split(":")[1]) for line in report.splitlines() if ": error:" in line})
+    assert flagged == [11, 12, 13, 14], report

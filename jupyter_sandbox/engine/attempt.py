@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from ..actions import Action, Outcome
 from ..errors import Interrupt, SandboxError
@@ -39,6 +39,10 @@ class Observer:
     def progress(self, run_id: str, patch: Any) -> None: ...
 
 
+# How an attempt ends: the run's stored status (a ``RunStatus``), or ``reached`` for a determinism check.
+AttemptStatus = Literal["completed", "failed", "interrupted", "parked", "continued", "cancelled", "reached"]
+
+
 @dataclass
 class AttemptResult:
     """How an attempt ended: ``status`` is completed, failed, interrupted, parked, continued or cancelled.
@@ -47,7 +51,7 @@ class AttemptResult:
     the recorded run waits (its open slot), which is the check's end, not a failure.
     """
 
-    status: str
+    status: AttemptStatus
     output: Any = None
     error: SandboxError | None = None
     console: list[dict[str, str]] = field(default_factory=list)

@@ -14,6 +14,7 @@ from typing import Any
 from ..actions import Outcome, Resume, call_action, detach, to_json
 from ..errors import ActionError, ChildSpecError, Interrupt, RunNotFound, SandboxError
 from ..stores.base import RunRow, source_hash
+from ..stores.rows import RunStatus
 from .answers import Answers
 from .attempt import Attempt, AttemptResult, EngineServices
 from .journal import Journal, JournalWriter
@@ -106,7 +107,9 @@ async def _agent(
             id=child_id, kind="agent", status="created", name=name, input=agent_input, parent=parent.run.id
         )
         engine.store.create_run(existing)
-    allowed = ("created",) if existing.status == "created" else ("interrupted", "cancelled", "failed")
+    allowed: tuple[RunStatus, ...] = (
+        ("created",) if existing.status == "created" else ("interrupted", "cancelled", "failed")
+    )
     number = engine.store.claim(child_id, allowed, source_hash="")
     journal = Journal(engine.store.entries(child_id))
     writer = JournalWriter(journal, number, parent.limits.journal_entries, parent.limits.journal_bytes)

@@ -20,6 +20,7 @@ from ..actions import Action, _Escaped, _threaded, describe_exception, detach, t
 from ..errors import RunNotFound, RunStateError
 from ..results import RollbackResult
 from ..stores.base import RunRow
+from ..stores.rows import RunStatus
 from .journal import Journal, JournalWriter
 
 if TYPE_CHECKING:
@@ -28,7 +29,16 @@ if TYPE_CHECKING:
 __all__ = ["ROLLBACK_FROM", "rejection_with_rollback", "rollback"]
 
 # Every status a run can rest in: a rollback undoes what a finished, failed or paused run did.
-ROLLBACK_FROM = ("created", "interrupted", "parked", "cancelled", "failed", "stalled", "completed", "continued")
+ROLLBACK_FROM: tuple[RunStatus, ...] = (
+    "created",
+    "interrupted",
+    "parked",
+    "cancelled",
+    "failed",
+    "stalled",
+    "completed",
+    "continued",
+)
 _NO_CAP = 2**62  # a rollback writes two entries per call: the run's journal caps bound the script, not it
 
 

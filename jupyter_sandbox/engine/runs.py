@@ -29,6 +29,7 @@ from ..errors import (
 from ..results import CheckReport, RollbackResult, RunResult
 from ..source import line_starts
 from ..stores.base import RunRow, Store, new_run_id, source_hash
+from ..stores.rows import RunStatus
 from . import children
 from .answers import Answers
 from .attempt import Attempt, AttemptResult, Observer
@@ -45,7 +46,7 @@ __all__ = ["Engine"]
 
 log = logging.getLogger("jupyter_sandbox")
 
-RESUMABLE = ("interrupted", "parked", "cancelled", "failed", "stalled")
+RESUMABLE: tuple[RunStatus, ...] = ("interrupted", "parked", "cancelled", "failed", "stalled")
 _REWAKES = 8  # attempts one call makes at once for signals that came as the run parked (past that: the scheduler)
 
 
@@ -260,7 +261,7 @@ class Engine:
         journal only grows, so the same size after the claim means nothing was appended in between,
         and the attempt replays that journal instead of reading and decoding it again.
         """
-        allowed = ("created",) if run.status == "created" else RESUMABLE
+        allowed: tuple[RunStatus, ...] = ("created",) if run.status == "created" else RESUMABLE
         number = self.store.claim(run.id, allowed, source_hash=run.source_hash or "", force=force)
         try:
             size = self.store.journal_bytes(run.id)
@@ -310,10 +311,12 @@ class Engine:
             fields["error"] = _error_record(result.error)
         elif result.status == "parked":
             fields["wake_at"] = result.due
+        status = result.status
+        assert status != "reached"  # only a determinism check's attempt ends there, and it stores nothing
         result.woken = self.store.finish_attempt(
-            run.id, number, result.status, runner.writer.take(), replayed=result.replayed, **fields
+            run.id, number, status, runner.writer.take(), replayed=result.replayed, **fields
         )
-        run.status = result.status
+        run.status = status
         result.call_log = runner.journal.call_log()  # the journal as committed: no second read
         return result
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .migrations import SCHEMA_VERSION
-from .rows import Entry
+from .rows import Entry, RunStatus
 from .scripts import SavedScript
 
 __all__ = ["OWNER", "SCHEMA_VERSION", "RunRow", "Store", "new_run_id", "source_hash"]
@@ -43,7 +43,7 @@ class RunRow:
 
     id: str
     kind: str
-    status: str
+    status: RunStatus
     source: str | None = None
     name: str | None = None
     source_hash: str | None = None
@@ -133,7 +133,7 @@ class Store(Protocol):
         """The run, or ``RunNotFound``. A ``running`` run whose lease expired (or whose owner on this
         host is gone) reads as ``stalled``."""
 
-    def list_runs(self, *, status: str | None = None, top_level: bool = False, limit: int = 200) -> list[RunRow]:
+    def list_runs(self, *, status: RunStatus | None = None, top_level: bool = False, limit: int = 200) -> list[RunRow]:
         """Runs, newest first; at most ``limit``, a whole number, 0 or more (anything else is a ``ValueError``)."""
 
     def due_runs(self, now_ms: float, limit: int = 100) -> list[str]:
@@ -154,7 +154,7 @@ class Store(Protocol):
 
     # -- ownership -----------------------------------------------------------------
 
-    def claim(self, run_id: str, allowed: tuple[str, ...], *, source_hash: str, force: bool = False) -> int:
+    def claim(self, run_id: str, allowed: tuple[RunStatus, ...], *, source_hash: str, force: bool = False) -> int:
         """Take the run for an attempt: a compare-and-set on its status (one of ``allowed``, or ``stalled``).
 
         Returns the new attempt's number, the lease's epoch. A run whose lease someone else holds
@@ -170,7 +170,7 @@ class Store(Protocol):
         self,
         run_id: str,
         attempt: int,
-        status: str,
+        status: RunStatus,
         entries: list[tuple[Entry, bytes]],
         *,
         replayed: int,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 import cbor2
 
@@ -441,20 +441,21 @@ def decode_value(run_id: str, what: str, blob: Any, rule: Rule = _json) -> Any:
 
 # -- the runs table ---------------------------------------------------------------------------------------------
 
-RUN_STATUSES = frozenset(
-    {
-        "created",
-        "running",
-        "completed",
-        "failed",
-        "interrupted",
-        "parked",
-        "cancelled",
-        "continued",
-        "stalled",
-        "rolled_back",
-    }
-)
+# How a run stands in its row. The facade shows two of them otherwise (results.STATUSES): ``interrupted`` is
+# ``paused``, and ``continued`` (a run that went on as a ``continueAsNew`` successor) shows as its chain's end.
+RunStatus = Literal[
+    "created",
+    "running",
+    "completed",
+    "failed",
+    "interrupted",
+    "parked",
+    "cancelled",
+    "continued",
+    "stalled",
+    "rolled_back",
+]
+RUN_STATUSES: frozenset[str] = frozenset(get_args(RunStatus))
 
 
 # column -> rule, for the columns SQLite types loosely (a damaged file can hold text in a REAL column).

@@ -24,7 +24,7 @@ from ..errors import RunBusyError, RunNotFound, RunStateError, StoreError
 from . import migrations
 from .base import OWNER, RunRow
 from .common import ACTIVE, BLOBS, COLUMNS, Heartbeat, lease_held, lease_lost, run_from_values
-from .rows import Entry, decode_journal, decode_value
+from .rows import Entry, RunStatus, decode_journal, decode_value
 from .scripts import ScriptsTable
 
 __all__ = ["DUE", "RESERVE_DUE", "Dialect", "SQLStore", "due_order", "render", "scalar"]
@@ -239,7 +239,7 @@ class SQLStore(ScriptsTable, Generic[C]):
             raise RunNotFound(run_id)
         return run_from_row(rows[0])
 
-    def list_runs(self, *, status: str | None = None, top_level: bool = False, limit: int = 200) -> list[RunRow]:
+    def list_runs(self, *, status: RunStatus | None = None, top_level: bool = False, limit: int = 200) -> list[RunRow]:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise ValueError(f"limit must be a whole number of runs, 0 or more, not {limit!r:.40}")
         where: list[str] = []
@@ -272,7 +272,7 @@ class SQLStore(ScriptsTable, Generic[C]):
     # -- attempts: the compare-and-set that lets exactly one resume proceed --------
 
     @by_run_id()
-    def claim(self, run_id: str, allowed: tuple[str, ...], *, source_hash: str, force: bool = False) -> int:
+    def claim(self, run_id: str, allowed: tuple[RunStatus, ...], *, source_hash: str, force: bool = False) -> int:
         """Take the run for a new attempt; return its number (the lease's epoch). Exactly one claim wins."""
         with self._tx() as conn:
             clock = time.time()  # inside the transaction: not before a wait for the write lock
@@ -344,7 +344,7 @@ class SQLStore(ScriptsTable, Generic[C]):
         self,
         run_id: str,
         attempt: int,
-        status: str,
+        status: RunStatus,
         entries: list[tuple[Entry, bytes]],
         *,
         replayed: int,
