@@ -561,7 +561,12 @@ sb.eval("await actions.raw.stubborn({{}})")
 
 
 def test_a_server_that_cannot_start_is_a_sandbox_error(sb):
-    with pytest.raises(ServerFailed, match="no program") as error:
-        sb.mcp("raw", ["/no/such/program", "x"])
+    with pytest.raises(ServerFailed, match="no program 'no-such-program-here' on PATH") as error:
+        sb.mcp("raw", ["no-such-program-here", "x"])
     assert isinstance(error.value, SandboxError)
     assert not [name for name in sb.actions if name.startswith("raw.")]
+
+
+def test_a_server_program_given_by_path_that_is_missing_is_a_sandbox_error_with_its_stderr(sb, tmp_path):
+    with pytest.raises(ServerFailed, match="could not start"):
+        sb.mcp("raw", [str(tmp_path / "missing-server")], timeout=5)

@@ -243,8 +243,9 @@ class McpServer:
         from mcp import ClientSession, StdioServerParameters
         from mcp.client.stdio import stdio_client
 
-        if shutil.which(self.command[0], path=self.env.get("PATH", os.environ.get("PATH"))) is None:
-            raise ServerFailed(f"MCP server {self.name!r} could not start: no program {self.command[0]!r}")
+        program = self.command[0]
+        if os.sep not in program and shutil.which(program, path=self.env.get("PATH", os.environ.get("PATH"))) is None:
+            raise ServerFailed(f"MCP server {self.name!r} could not start: no program {program!r} on PATH")
         command = _dies_with_us(self.command)
         params = StdioServerParameters(command=command[0], args=command[1:], env=self.env or None, cwd=self.cwd)
         conn, ready = _Connection(), asyncio.get_running_loop().create_future()
