@@ -81,3 +81,53 @@ def test_a_run_started_from_a_bare_call_log_checks_deterministic(world):
     world.resume(paused.run_id, "ok")
     report = world.check(paused.run_id)
     assert report.deterministic and report.checked == report.recorded > 0
+
+
+LOOP = "for (let i = 0; i < ctx.input; i++) { await actions.lookup(String(i)) } return await actions.gate('end')"
+
+
+def _counting_deliveries(monkeypatch) -> list[int]:
+    from jupyter_sandbox.engine.realm import Realm
+
+    crossings = [0]
+    deliver = Realm.deliver
+
+    def counted(self, now):
+        crossings[0] += 1
+        return deliver(self, now)
+
+    monkeypatch.setattr(Realm, "deliver", counted)
+    return crossings
+
+
+def test_a_bare_call_log_is_served_with_one_crossing_per_entry(world, monkeypatch):
+    n = 60
+    log = [{"type": "action", "name": "lookup", "input": str(i), "response": i} for i in range(n)] + [None]
+    crossings = _counting_deliveries(monkeypatch)
+    with pytest.raises(SandboxInterrupt):  # the gate pauses the run it started
+        world.eval(LOOP, input=n, call_log=log)
+    # one per served entry, and the few that hand over what the script asked for: not a second per entry
+    # to hand over what was served (it goes to the host in one batch)
+    assert n <= crossings[0] <= n + 3
+    assert world.calls == []
+
+
+def test_the_entries_a_bare_call_log_served_are_journaled_before_the_live_call_after_them(world):
+    n = 30
+    log = [{"type": "action", "name": "lookup", "input": str(i), "response": i} for i in range(n)] + [None]
+    with pytest.raises(SandboxInterrupt) as info:
+        world.eval(LOOP, input=n, call_log=log)
+    journaled = world.call_log(info.value.run_id)
+    assert [e["response"] for e in journaled[:n]] == list(range(n))
+    assert [e["order"] for e in journaled[:n]] == list(range(n))
+    assert journaled[n] is None  # the gate, interrupted: its call journaled after every served entry
+    result = world.resume(info.value.run_id, "done")
+    assert result.output == "done" and result.replayed == n and world.calls == [("gate", "end", "done")]
+
+
+def test_a_value_that_is_not_json_deep_in_a_long_call_log_is_named_at_its_position(world):
+    log: list = [{"type": "action", "name": "lookup", "input": str(i), "response": i} for i in range(40)]
+    log[27]["response"] = {"bad": float("nan")}
+    with pytest.raises(Exception) as info:
+        world.eval(LOOP, input=40, call_log=log)
+    assert "call_log[27]" in str(info.value) and getattr(info.value, "position", None) == 27

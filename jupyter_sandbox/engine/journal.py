@@ -256,6 +256,7 @@ def plan_from_call_log(call_log: Any) -> dict[str, Any]:
     if not isinstance(call_log, (list, tuple)):
         raise InvalidCallLog(f"call_log must be a list, got {type(call_log).__name__}")
     recs: list[tuple[float, dict[str, Any]]] = []
+    checked = _all_json(call_log)
     for i, entry in enumerate(call_log):
         if entry is None:
             continue
@@ -272,7 +273,7 @@ def plan_from_call_log(call_log: Any) -> dict[str, Any]:
         order = entry.get("order", i)
         if not isinstance(order, (int, float)) or isinstance(order, bool) or not math.isfinite(order):
             raise InvalidCallLog(f"call_log[{i}] has a non-numeric 'order'", position=i)
-        for key in ("input", "response", "error"):
+        for key in () if checked else ("input", "response", "error"):
             try:
                 to_json(entry.get(key), f"call_log[{i}].{key}")
             except TypeError as exc:
@@ -290,10 +291,11 @@ def plan_from_call_log(call_log: Any) -> dict[str, Any]:
             name = entry.get("name")
             if not isinstance(name, str):
                 raise InvalidCallLog(f"call_log[{i}] ({kind}) must have a string 'name'", position=i)
-            try:
-                to_json(name, f"call_log[{i}].name")
-            except TypeError as exc:
-                raise InvalidCallLog(str(exc), position=i) from None
+            if not checked:
+                try:
+                    to_json(name, f"call_log[{i}].name")
+                except TypeError as exc:
+                    raise InvalidCallLog(str(exc), position=i) from None
             rec["kin"] = {"op": "call" if kind == "action" else kind, "name": name, "input": entry.get("input")}
         elif kind == "sleep":
             rec["kin"] = {"op": "sleep", "input": entry.get("input")}
@@ -317,6 +319,20 @@ def plan_from_call_log(call_log: Any) -> dict[str, Any]:
         if rec.get("sync"):
             plan["sync"].append(index)
     return plan
+
+
+def _all_json(call_log: list[Any] | tuple[Any, ...]) -> bool:
+    """Whether every entry's values are JSON, in one encode of them all (a long call log pays one call, not
+    three per entry). Nested two levels deeper than alone, so what passes here passes alone; a failure says
+    nothing about where, and the entries are then checked one by one to name it."""
+    values = [
+        [e.get("input"), e.get("response"), e.get("error"), e.get("name")] for e in call_log if isinstance(e, dict)
+    ]
+    try:
+        to_json(values, "call_log")
+    except TypeError:
+        return False
+    return True
 
 
 SIGNAL_RESERVE = 1024  # bytes a run keeps beside its held signals: the attempt entries of the resumes that deliver

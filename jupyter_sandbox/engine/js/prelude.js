@@ -289,7 +289,18 @@ function hostJSONText(v, path) {
 // The request queue is one string of JSON items: nothing a script does to
 // Array.prototype can reach it.
 let queue = "";
-function push(text) { queue = queue === "" ? text : queue + "," + text; }
+// What a bare call log served, journaled as served: held apart so a replay does not hand the host one queue
+// per served entry; it joins the queue ahead of whatever the script asks next (the order stays the journal's),
+// or goes with the last delivery (``deliver``), so the host journals a whole replay in one batch.
+let served = "";
+function joinServed() {
+  if (served !== "") { queue = queue === "" ? served : queue + "," + served; served = ""; }
+}
+function push(text) {
+  joinServed();
+  queue = queue === "" ? text : queue + "," + text;
+}
+function pushServed(text) { served = served === "" ? text : served + "," + text; }
 
 function scriptLocation() {
   // The first frame below lineOffset's block is the script's own line.
@@ -346,12 +357,12 @@ function keyOf(kin) {
 function journalImported(i) {
   const kin = rKin[i];
   if (rSync[i]) {
-    push(`{"t":"${rK[i]}","s":${rS[i]},"value":${JSONstringify(rV[i])}}`);
+    pushServed(`{"t":"${rK[i]}","s":${rS[i]},"value":${JSONstringify(rV[i])}}`);
     return;
   }
   const outcome = !rFail[i] ? `"ok":true,"value":${hostJSONText(rV[i], "call_log response")}`
     : `"ok":false,"error":{"message":${JSONstringify(StringCtor(own(rE[i], "message")))}}`;
-  push(`{"t":"imported","s":${rS[i]},"key":${JSONstringify(rK[i])},"op":${JSONstringify(kin.op)},` +
+  pushServed(`{"t":"imported","s":${rS[i]},"key":${JSONstringify(rK[i])},"op":${JSONstringify(kin.op)},` +
        `"name":${JSONstringify(kin.name === undefined ? null : kin.name)},"input":${hostJSONText(kin.input, "call_log input")},` +
        `"timeout":${JSONstringify(kin.timeout === undefined ? null : kin.timeout)},${outcome}}`);
 }
@@ -500,6 +511,7 @@ function effect(op, key, name, inputText, extra) {
 }
 
 function takeQueue() {
+  joinServed();
   const text = "[" + queue + "]";
   queue = "";
   return flat(text);
@@ -1016,9 +1028,8 @@ G.__jsbx_host = {
   // remain but none is awaited yet, -1 none remain. One crossing per replayed entry.
   deliver(now) {
     if (queue !== "") return takeQueue();
-    if (undelivered === 0) return -1;
-    const i = deliverable();
-    if (i < 0) return 0;
+    const i = undelivered === 0 ? -1 : deliverable();
+    if (i < 0) return served !== "" ? takeQueue() : undelivered === 0 ? -1 : 0;
     clockBase = now; clockReal = realNow();
     rDone[i] = 1;
     undelivered--;
@@ -1037,7 +1048,7 @@ G.__jsbx_host = {
     settleWith(entry[0], entry[1], entry[2], ok, ok ? completionValue(result, "value") : null, own(result, "error"));
   },
   take() {
-    return queue === "" ? "" : takeQueue();
+    return queue === "" && served === "" ? "" : takeQueue();
   },
   undelivered() { return undelivered; },
   // The slot of the first recorded completion not yet delivered, or -1.
