@@ -552,6 +552,19 @@ def test_export_and_import_into_another_store(ip, tmp_path):
     assert ip.user_ns["out"] == {"sent": "ana"}
 
 
+def test_a_card_is_bound_to_its_store_not_to_a_run_of_the_same_id_imported_elsewhere(ip, tmp_path):
+    cell(ip, "--name x", APPROVE)
+    first = card()
+    comm = attach(first.run_id)  # the original card's renderer, on the default store
+    cell(ip, f"%sandbox export x {tmp_path / 'x.run'}", None)
+    cell(ip, f"%sandbox --store other.sqlite import {tmp_path / 'x.run'}", None)
+    cell(ip, "%sandbox --store other.sqlite resume x --answer true -o out", None)
+    assert ip.user_ns["out"] == {"sent": "ana"} and card().doc["status"] == "completed"
+    assert first.doc["status"] == "paused" and "other" not in first.doc["store"]
+    assert comm.docs() and all(d["status"] == "paused" and "other" not in d["store"] for d in comm.docs())
+    assert sandbox().store.get_run(first.run_id).status == "interrupted"
+
+
 def test_module_decorators_use_the_store_beside_the_notebook(ip, tmp_path):
     assert jupyter_sandbox.default_sandbox() is sandbox()
     assert sandbox().store.path == str(tmp_path / ".sandbox" / "runs.sqlite")

@@ -49,10 +49,20 @@ _CARDS: deque[RunCard] = deque(maxlen=500)
 _LINKS: dict[str, list[_Link]] = {}  # run id -> comms of renderers showing it
 
 
-def cards(run_id: str | None = None) -> list[RunCard]:
-    """This kernel's cards, newest last; of one run only if ``run_id`` is given."""
+def cards(run_id: str | None = None, sb: Any = None) -> list[RunCard]:
+    """This kernel's cards, newest last; of one run only if ``run_id`` is given, in ``sb``'s store only if
+    ``sb`` is given (a run imported into another store has the same id: it is another run)."""
     with _lock:
-        return [c for c in _CARDS if run_id is None or c.run_id == run_id or run_id in c.chain]
+        return [
+            c
+            for c in _CARDS
+            if (run_id is None or c.run_id == run_id or run_id in c.chain) and (sb is None or same_store(c.sb, sb))
+        ]
+
+
+def same_store(a: Any, b: Any) -> bool:
+    """Whether two Sandboxes read one store (the same object, or the same file or URL)."""
+    return a is b or a.store is b.store or str(a.store.path) == str(b.store.path)
 
 
 def answer_for(interrupt: Interrupt | dict[str, Any], choice: str, value: Any = None) -> Any:
@@ -171,7 +181,7 @@ class RunCard:
             self.doc = doc
             if self.handle is not None:
                 self.handle.update(self.bundle(doc), raw=True)
-        for link in _links(self.run_id):
+        for link in _links(self.run_id, self.sb):
             link.send(doc)
         return doc
 
@@ -267,15 +277,15 @@ class _Live(Observer):
         self._seen(run_id)
 
 
-def publish(run_id: str | None) -> None:
-    """The run changed in this kernel: refresh every card (and renderer) showing it."""
+def publish(run_id: str | None, sb: Any = None) -> None:
+    """The run changed in this kernel: refresh every card (and renderer) showing it (in ``sb``'s store, if given)."""
     if not run_id:
         return
-    shown = cards(run_id)
+    shown = cards(run_id, sb)
     for card in shown:
         card.refresh()
     if not shown:
-        for link in _links(run_id):
+        for link in _links(run_id, sb):
             link.refresh()
 
 
@@ -285,20 +295,20 @@ def answer_run(sb: Any, run_id: str, interrupt_id: str | None, choice: str, valu
     open_ = doc.get("pending") or []
     target = next((p for p in open_ if p["id"] == interrupt_id), None) if interrupt_id else (open_[:1] or [None])[0]
     if target is None:
-        publish(run_id)
+        publish(run_id, sb)
         return None
     if choice == "edit" and target.get("approval"):  # an edit is checked against the action's schema first
         issues = sb.input_issues(target.get("name", ""), value)
         if issues:
             return InvalidEdit(target.get("name", "?"), issues)
-    observer = _Fanout(cards(run_id))
+    observer = _Fanout(cards(run_id, sb))
     try:
         outcome: Any = sb.resume(
             doc["chain"][-1], answers={target["id"]: answer_for(target, choice, value)}, observer=observer
         )
     except (SandboxError, TypeError, ValueError) as exc:  # a pause is an outcome too
         outcome = exc
-    publish(run_id)
+    publish(run_id, sb)
     return outcome
 
 
@@ -372,9 +382,9 @@ class _Link:
             self.refresh()
 
 
-def _links(run_id: str | None) -> list[_Link]:
+def _links(run_id: str | None, sb: Any = None) -> list[_Link]:
     with _lock:
-        return list(_LINKS.get(run_id or "", []))
+        return [link for link in _LINKS.get(run_id or "", []) if sb is None or same_store(link.sb, sb)]
 
 
 def _drop(link: _Link) -> None:

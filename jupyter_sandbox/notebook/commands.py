@@ -104,7 +104,7 @@ def show_run(
     if failed and card.run_id:
         card.error_in_cell = sb.run(ran or card.run_id, journal=False).attempt
     if card.run_id:
-        publish(card.run_id)  # this card, and every other card of the run (the cell that started it)
+        publish(card.run_id, sb)  # this card, and every other card of the run (the cell that started it)
     elif card.handle is not None:
         card.handle.update({"text/plain": ""}, raw=True)  # no run was made (a lint error): the error says it all
     if not failed:
@@ -376,7 +376,7 @@ def rollback(magics: Magics, sb: Sandbox, args: Any) -> None:
     lines += [f"  not reverted {i['name']}: {i['reason']}" for i in done.not_reverted]
     lines += [f"  the revert of {i['name']} failed: {i['error'].get('message')}" for i in done.failed]
     print("\n".join(lines))
-    publish(run_id)
+    publish(run_id, sb)
     RunCard(sb, run_id, f"rollback {args.run}").show()
 
 

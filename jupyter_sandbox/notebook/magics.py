@@ -69,7 +69,7 @@ class SandboxMagics(Magics, Configurable):
         """The Sandbox of ``store`` (the configured one by default), its scheduler started."""
         sb = sandbox_for(store)
         if self.scheduler_interval > 0:
-            sb.start_scheduler(self.scheduler_interval, on_result=lambda run_id, _outcome: publish(run_id))
+            sb.start_scheduler(self.scheduler_interval, on_result=lambda run_id, _outcome: publish(run_id, sb))
         return sb
 
     def _namespace(self) -> dict[str, Any]:
