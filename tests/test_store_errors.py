@@ -1,5 +1,5 @@
 """The same error on both backends for the same mistake: a closed store, a NUL in a run's id or name, a
-negative limit (each checked on SQLite and on PostgreSQL)."""
+negative limit or one past what the database counts (each checked on SQLite and on PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -43,4 +43,13 @@ def test_a_limit_that_is_not_a_count_of_runs_is_a_value_error(store_url, limit):
     with pytest.raises(ValueError, match="limit must be a whole number"):
         sb.runs(limit=limit)
     assert len(sb.runs(limit=0)) == 0 and len(sb.runs(limit=1)) == 1
+    sb.close()
+
+
+@pytest.mark.parametrize("limit", [2**63 - 1, 2**63, 2**70])
+def test_a_limit_past_what_the_database_counts_lists_every_run(store_url, limit):
+    sb = Sandbox(store_url)
+    sb.eval("return 1")
+    sb.eval("return 2")
+    assert len(sb.runs(limit=limit)) == 2
     sb.close()

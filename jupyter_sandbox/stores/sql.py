@@ -243,7 +243,8 @@ class SQLStore(ScriptsTable, Generic[C]):
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise ValueError(f"limit must be a whole number of runs, 0 or more, not {limit!r:.40}")
         where: list[str] = []
-        args: dict[str, Any] = {"now": time.time(), "limit": limit}
+        # Past a 64-bit integer neither database can bind it; no table holds that many runs anyway.
+        args: dict[str, Any] = {"now": time.time(), "limit": min(limit, 2**63 - 1)}
         if status:
             where.append("status = :status")
             args["status"] = status
