@@ -218,3 +218,13 @@ def test_a_signal_to_a_run_whose_successor_completed_is_refused(store_url):
     with pytest.raises(RunStateError, match="continued as"):
         sb.signal(done.run_ids[0], "go")
     sb.close()
+
+
+def test_a_signal_to_a_child_of_a_completed_run_is_refused_naming_its_top_level_run(store_url):
+    sb = Sandbox(store_url)
+    done = sb.eval("return await ctx.delegate({script: 'return 1'})")
+    (child,) = sb.store.children(done.run_id)
+    with pytest.raises(RunStateError, match=f"run {child} \\(a child of {done.run_id}\\) is completed") as info:
+        sb.signal(child, "go")
+    assert "continued as" not in str(info.value)
+    sb.close()

@@ -391,9 +391,9 @@ class Engine:
         top-level run, a successor through the run it continued. A run that completed refuses it.
         """
         event = json_copy(event, "the signal's event")
-        queue, top = self._addressee(run_id)
+        queue, top, via = self._addressee(run_id)
         if top.status == "completed":
-            shown = run_id if top.id == run_id else f"{run_id} (continued as {top.id})"
+            shown = run_id if top.id == run_id else f"{run_id} ({via} {top.id})"
             raise RunStateError(
                 f"run {shown} is completed: nothing will wait for this event any more",
                 run_id=top.id,
@@ -414,15 +414,16 @@ class Engine:
         except (RunBusyError, RunStateError):
             return None  # another resume took the run first; it delivers the signal
 
-    def _addressee(self, run_id: str) -> tuple[str, RunRow]:
-        """Where a signal to ``run_id`` goes: its queue, and the top-level run (its last successor) that waits."""
+    def _addressee(self, run_id: str) -> tuple[str, RunRow, str]:
+        """Where a signal to ``run_id`` goes: its queue, the top-level run (its last successor) that waits,
+        and how ``run_id`` leads there (``a child of`` or ``continued as``), for messages."""
         run = self.store.get_run(run_id)
-        queue = signal_queue(run)
+        queue, via = signal_queue(run), "continued as"
         while run.parent is not None:
-            run = self.store.get_run(run.parent)
+            run, via = self.store.get_run(run.parent), "a child of"
         while run.successor is not None:
             run = self.store.get_run(run.successor)
-        return queue, run
+        return queue, run, via
 
     async def run_due(self, observer: Observer | None = None) -> list[tuple[str, Any]]:
         """Resume every parked top-level run whose timer (or wait timeout) is due now."""
