@@ -46,7 +46,7 @@ import cbor2  # noqa: E402
 import quickjs  # noqa: E402
 
 import jupyter_sandbox  # noqa: E402
-from jupyter_sandbox import ActionInterrupt, Limits, Sandbox, SandboxInterrupt  # noqa: E402
+from jupyter_sandbox import ActionInterrupt, Limits, Resume, Sandbox, SandboxInterrupt  # noqa: E402
 
 SCRIPT = "for (let i = 0; i < ctx.input; i++) { await actions.%s(i) }\nreturn await actions.gate(0)"
 LIMITS = Limits(journal_entries=50_000)  # the default cap (5,000 entries) is 2,500 actions
@@ -63,6 +63,7 @@ LIVE_FILE_SYNC = "live, file store, def noop"
 LIVE_MEM_ASYNC = "live, :memory: store, async def noop"
 RESUME_FILE = "resume, file store"
 RESUME_MEM = "resume, :memory: store"
+RESUME_CALL_LOG = "resume, bare call log, file store"
 FIXED_LIVE = "fixed: live run with N = 0"
 FIXED_RESUME = "fixed: resume with N = 0"
 CASES = [
@@ -75,6 +76,7 @@ CASES = [
     LIVE_MEM_ASYNC,
     RESUME_FILE,
     RESUME_MEM,
+    RESUME_CALL_LOG,
     FIXED_LIVE,
     FIXED_RESUME,
 ]
@@ -280,18 +282,34 @@ def make_sandbox(store: str | Path) -> Sandbox:
 
 def live_run(sb: Sandbox, action: str, n: int) -> tuple[float, str]:
     """Start a run of N actions that pauses at the gate; return (seconds, run id)."""
-    paused: list[str] = []
+    seconds, pause = paused_run(sb, action, n)
+    return seconds, pause.run_id
+
+
+def paused_run(sb: Sandbox, action: str, n: int) -> tuple[float, SandboxInterrupt]:
+    paused: list[SandboxInterrupt] = []
 
     def work() -> None:
         try:
             sb.eval(SCRIPT % action, input=n)
         except SandboxInterrupt as pause:
-            paused.append(pause.run_id)
+            paused.append(pause)
             return
         raise RuntimeError("the bench script did not pause at its gate")
 
     seconds = timed(work)
     return seconds, paused[0]
+
+
+def resume_call_log(sb: Sandbox, call_log: list, n: int) -> float:
+    """``sb.eval`` of the script from a bare call log (plain JSON: no run id) answering the gate at slot N."""
+
+    def work() -> None:
+        result = sb.eval(SCRIPT % "anoop", input=n, call_log=call_log, resume=Resume(position=n, value=True))
+        if result.output is not True:
+            raise RuntimeError(f"the call-log resume returned {result.output!r}")
+
+    return timed(work)
 
 
 def resume_run(sb: Sandbox, run_id: str, n: int) -> float:
@@ -329,16 +347,18 @@ def measure(
     def engine_samples(n: int, count: int, path: Path) -> dict[str, list[float]]:
         """``count`` repetitions of every engine case at N, interleaved, on a fresh store file."""
         samples: dict[str, list[float]] = {
-            c: [] for c in (LIVE_FILE_ASYNC, LIVE_FILE_SYNC, LIVE_MEM_ASYNC, RESUME_FILE, RESUME_MEM)
+            c: [] for c in (LIVE_FILE_ASYNC, LIVE_FILE_SYNC, LIVE_MEM_ASYNC, RESUME_FILE, RESUME_MEM, RESUME_CALL_LOG)
         }
         writer, resumer, memory = make_sandbox(path), make_sandbox(path), make_sandbox(":memory:")
         try:
             for _ in range(count):
-                seconds, run_id = live_run(writer, "anoop", n)
+                seconds, pause = paused_run(writer, "anoop", n)
                 samples[LIVE_FILE_ASYNC].append(seconds)
                 # Resumed through a second Sandbox on the same file (its own SQLite connection), as
                 # another kernel would: the journal is read from the file.
-                samples[RESUME_FILE].append(resume_run(resumer, run_id, n))
+                samples[RESUME_FILE].append(resume_run(resumer, pause.run_id, n))
+                bare = json.loads(json.dumps(list(pause.call_log)))  # plain JSON: resumed from the log alone
+                samples[RESUME_CALL_LOG].append(resume_call_log(resumer, bare, n))
                 samples[LIVE_FILE_SYNC].append(live_run(writer, "snoop", n)[0])
                 seconds, run_id = live_run(memory, "anoop", n)
                 samples[LIVE_MEM_ASYNC].append(seconds)
@@ -378,6 +398,7 @@ def measure(
             (LIVE_MEM_ASYNC, floor_us[F_ROUNDTRIP], None, False),
             (RESUME_FILE, floor_us[F_ROUNDTRIP], RESUME_TARGET_US, True),
             (RESUME_MEM, floor_us[F_ROUNDTRIP], RESUME_TARGET_US, True),
+            (RESUME_CALL_LOG, floor_us[F_ROUNDTRIP], RESUME_TARGET_US * 1.2, True),
         ]
         for case, floor, target, per_entry in plan:
             total = median(samples[case])
@@ -442,7 +463,7 @@ def growth(rows: list[Row], ns: list[int]) -> list[str]:
     """µs per action at each N, and the largest N over the one before: ≈ 1 when time grows linearly in N."""
     lines = []
     a, b = sorted(ns)[-2:]
-    for case in (LIVE_FILE_ASYNC, LIVE_FILE_SYNC, LIVE_MEM_ASYNC, RESUME_FILE, RESUME_MEM):
+    for case in (LIVE_FILE_ASYNC, LIVE_FILE_SYNC, LIVE_MEM_ASYNC, RESUME_FILE, RESUME_MEM, RESUME_CALL_LOG):
         by_n = {r.n: r.per_us for r in rows if r.case == case}
         if not all(by_n.get(n) for n in ns):
             continue
