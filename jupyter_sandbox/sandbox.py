@@ -241,7 +241,7 @@ class Sandbox:
         from .saved import save
 
         return save(
-            self,
+            self._engine,
             name,
             source,
             run_id=run_id,
@@ -258,12 +258,12 @@ class Sandbox:
         """Take a saved script out of the store's listing (runs that recorded a version still replay it)."""
         from .saved import remove
 
-        return remove(self, name)
+        return remove(self._engine, name)
 
     def _sync_scripts(self) -> None:
         from .saved import sync
 
-        sync(self)
+        sync(self._engine)
 
     # -- running -------------------------------------------------------------------
 

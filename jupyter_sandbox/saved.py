@@ -14,7 +14,7 @@ from .actions import Action, check_name, json_copy
 from .errors import RunStateError
 
 if TYPE_CHECKING:
-    from .sandbox import Sandbox
+    from .engine.runs import Engine
     from .stores.scripts import SavedScript
 
 __all__ = ["NAMESPACE", "remove", "removed", "save", "sync"]
@@ -23,7 +23,7 @@ NAMESPACE = "scripts"
 
 
 def save(
-    sb: Sandbox,
+    engine: Engine,
     name: str,
     source: str | None,
     *,
@@ -39,14 +39,14 @@ def save(
     if (source is None) == (run_id is None):
         raise TypeError("save_script takes the script's source or run_id=, one of them")
     if run_id is not None:
-        run = sb.store.get_run(run_id)
+        run = engine.store.get_run(run_id)
         if run.source is None:
             raise RunStateError(f"run {run_id} has no script source to save (an agent's run)", run_id=run_id)
         source = run.source
     assert source is not None
-    sb._engine.check_source(source, sb.limits)  # a script that cannot run is refused before it is shared
+    engine.check_source(source, engine.limits)  # a script that cannot run is refused before it is shared
     full = f"{NAMESPACE}.{name}"
-    others = [n for n, a in sb._engine.actions.items() if a.saved is None]
+    others = [n for n, a in engine.actions.items() if a.saved is None]
     check_name(full, others, "script")
     if full in others:
         raise ValueError(f"an action named {full!r} is registered; a saved script would hide it")
@@ -58,27 +58,27 @@ def save(
             about[key] = json_copy(_schema(schema), f"the script's {key}")
     if run_id is not None:
         about["from_run"] = run_id
-    version = sb.store.save_script(name, source, about)
-    found = sb.store.script(name, version)
+    version = engine.store.save_script(name, source, about)
+    found = engine.store.script(name, version)
     assert found is not None
-    sync(sb)
+    sync(engine)
     return found
 
 
-def remove(sb: Sandbox, name: str) -> bool:
+def remove(engine: Engine, name: str) -> bool:
     """Take ``name`` out of the listing (its versions stay, for the runs that recorded them)."""
-    if sb.store.script(name) is None:
+    if engine.store.script(name) is None:
         return False
-    sb.store.save_script(name, None, {})
-    sync(sb)
+    engine.store.save_script(name, None, {})
+    sync(engine)
     return True
 
 
-def sync(sb: Sandbox) -> None:
+def sync(engine: Engine) -> None:
     """Register the store's saved scripts as the actions ``scripts.NAME`` (and drop those removed)."""
-    actions = sb._engine.actions
+    actions = engine.actions
     # Removed ones too: a run that called one replays it from its journal (a live call says it was removed).
-    current = {f"{NAMESPACE}.{s.name}": s for s in sb.store.scripts(removed=True)}
+    current = {f"{NAMESPACE}.{s.name}": s for s in engine.store.scripts(removed=True)}
     for name in [n for n, a in actions.items() if a.saved is not None and n not in current]:
         del actions[name]
     for full, script in current.items():

@@ -12,10 +12,8 @@ import pytest
 
 @pytest.fixture(scope="module")
 def graph():
-    # Imports under ``if TYPE_CHECKING:`` are annotations, not a runtime dependency.
-    return grimp.build_graph(
-        "jupyter_sandbox", include_external_packages=True, exclude_type_checking_imports=True, cache_dir=None
-    )
+    # Imports under ``if TYPE_CHECKING:`` count: a cycle of annotations still ties the modules together for a reader.
+    return grimp.build_graph("jupyter_sandbox", include_external_packages=True, cache_dir=None)
 
 
 def _cycles(graph) -> list[list[str]]:
@@ -91,3 +89,8 @@ def test_engine_and_stores_never_import_ipython(graph, package):
 
 def test_stores_never_import_the_engine(graph):
     assert graph.find_shortest_chain(importer="jupyter_sandbox.stores", imported="jupyter_sandbox.engine") is None
+
+
+def test_the_cycle_check_counts_imports_made_only_for_annotations(graph):
+    # saved.py names the engine only under ``if TYPE_CHECKING:``; the graph the cycle check reads still has it.
+    assert graph.direct_import_exists(importer="jupyter_sandbox.saved", imported="jupyter_sandbox.engine.runs")

@@ -18,7 +18,7 @@ import asyncio
 import collections
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..actions import Outcome, describe_exception, detach
 from ..errors import Interrupt, SandboxError
@@ -26,9 +26,7 @@ from ..stores.rows import Entry
 from .attempt import UNSET
 from .journal import settlement
 from .loop import run_inline
-
-if TYPE_CHECKING:
-    from .runner import Runner
+from .runner_state import RunnerState
 
 __all__ = ["Calls"]
 
@@ -44,7 +42,7 @@ _DEFERRABLE = frozenset({"call", "console", "log", "step", "plan"})
 class Calls:
     """The calls of one ``Runner``'s attempt that run live."""
 
-    def __init__(self, runner: Runner):
+    def __init__(self, runner: RunnerState):
         self.runner = runner
         self.inflight: dict[int, asyncio.Future[Outcome]] = {}
         self.starting: list[tuple[int, Any]] = []  # calls made since the last turn, not started yet

@@ -8,16 +8,14 @@ determinism check (``execute=False``) starts nothing at all.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..actions import Action, Outcome, call_action
 from ..errors import InputInvalid, StoreError
 from ..stores.rows import Entry
 from .answers import answer_for
+from .runner_state import RunnerState
 from .waits import EventWait
-
-if TYPE_CHECKING:
-    from .runner import Runner
 
 __all__ = ["Requests"]
 
@@ -44,7 +42,7 @@ class Requests:
     ``requests``, ``waits``) and starts live work through ``runner.calls``.
     """
 
-    def __init__(self, runner: Runner):
+    def __init__(self, runner: RunnerState):
         self.runner = runner
 
     def handle(self, items: list[dict[str, Any]]) -> None:

@@ -13,18 +13,17 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from ..actions import Action, _Escaped, _threaded, describe_exception, detach, to_json
+from ..actions import Action, Resume, _Escaped, _threaded, describe_exception, detach, to_json
 from ..errors import RunNotFound, RunStateError
 from ..results import RollbackResult
-from ..stores.base import RunRow
+from ..stores.base import RunRow, Store
 from ..stores.rows import RunStatus
 from .journal import Journal, JournalWriter
-
-if TYPE_CHECKING:
-    from .runs import Engine
+from .realm import Limits
 
 __all__ = ["ROLLBACK_FROM", "rejection_with_rollback", "rollback"]
 
@@ -42,6 +41,19 @@ ROLLBACK_FROM: tuple[RunStatus, ...] = (
 _NO_CAP = 2**62  # a rollback writes two entries per call: the run's journal caps bound the script, not it
 
 
+class RollbackEngine(Protocol):
+    """What a rollback asks of the engine that runs it (implemented by ``runs.Engine``, which calls it)."""
+
+    store: Store
+    actions: dict[str, Action]
+    limits: Limits
+    executor: Executor
+
+    def _root(self, run_id: str) -> str: ...
+
+    def pending(self, run_id: str) -> list[Resume]: ...
+
+
 @dataclass
 class _Done:
     """One completed call of a run: its slot, the seq it completed at, and what a revert is given."""
@@ -56,7 +68,7 @@ class _Done:
 
 
 async def rollback(
-    engine: Engine, run_id: str, reason: str | None = None, rejected: str | None = None
+    engine: RollbackEngine, run_id: str, reason: str | None = None, rejected: str | None = None
 ) -> RollbackResult:
     """Roll back a top-level run and its ``continueAsNew`` chain, newest run first."""
     if reason is not None and not isinstance(reason, str):
@@ -81,7 +93,9 @@ async def rollback(
     return result
 
 
-async def _roll_back_run(engine: Engine, run: RunRow, reason: str | None, rejected: str | None) -> RollbackResult:
+async def _roll_back_run(
+    engine: RollbackEngine, run: RunRow, reason: str | None, rejected: str | None
+) -> RollbackResult:
     store = engine.store
     if run.status == "rolled_back":
         return outcome(engine, run.id, Journal(store.entries(run.id)))
@@ -113,7 +127,7 @@ async def _roll_back_run(engine: Engine, run: RunRow, reason: str | None, reject
     return result
 
 
-async def _undo(engine: Engine, run: RunRow, call: _Done, writer: JournalWriter) -> None:
+async def _undo(engine: RollbackEngine, run: RunRow, call: _Done, writer: JournalWriter) -> None:
     if call.child is not None and call.op == "delegate":
         try:
             child = engine.store.get_run(call.child)
@@ -140,7 +154,7 @@ async def _undo(engine: Engine, run: RunRow, call: _Done, writer: JournalWriter)
     engine.store.append(run.id, writer.take())
 
 
-async def _run_revert(engine: Engine, action: Action, call: _Done) -> tuple[bool, Any]:
+async def _run_revert(engine: RollbackEngine, action: Action, call: _Done) -> tuple[bool, Any]:
     """Call ``revert(input, result)`` (on a worker thread unless it is async) within the action's timeout
     (else the limits' ``action_timeout``); ``(ok, value or error)``. Whatever it raises is its outcome."""
     revert = action.revert
@@ -192,7 +206,7 @@ def _settled(journal: Journal) -> set[int]:
     return {e.body["of"] for e in journal.entries if e.kind in ("reverted", "not_reverted")}
 
 
-def _check_registered(engine: Engine, run: RunRow) -> None:
+def _check_registered(engine: RollbackEngine, run: RunRow) -> None:
     """Refuse, before anything is claimed or reverted, a rollback whose calls (its child scripts' too) name
     actions this process has not registered: whether they have a revert is unknown here."""
     if run.status == "rolled_back":
@@ -217,7 +231,7 @@ def _check_registered(engine: Engine, run: RunRow) -> None:
             _check_registered(engine, child)
 
 
-def outcome(engine: Engine, run_id: str, journal: Journal) -> RollbackResult:
+def outcome(engine: RollbackEngine, run_id: str, journal: Journal) -> RollbackResult:
     """What a run's rollback did, read from its journal (and its child runs'), in the order it did it."""
     calls = {e.slot: e.body for e in journal.entries if e.kind == "call"}
     result = RollbackResult(run_id)
@@ -242,7 +256,7 @@ def outcome(engine: Engine, run_id: str, journal: Journal) -> RollbackResult:
 
 
 def rejection_with_rollback(
-    engine: Engine, run_id: str, value: Any, answers: dict[str, Any] | None
+    engine: RollbackEngine, run_id: str, value: Any, answers: dict[str, Any] | None
 ) -> tuple[str, Any] | None:
     """``(interrupt id, reason)`` when the answer rejects with ``rollback`` set
     (``{"approved": False, "rollback": True, "reason": ...}``, or a decision object whose JSON form is that)."""

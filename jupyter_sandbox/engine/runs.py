@@ -39,6 +39,7 @@ from .limits import stored_limits
 from .lint import lint
 from .pool import ActionPool
 from .realm import Limits
+from .rollback import rollback as roll_back
 from .runner import Runner
 from .waits import accepting, signal_queue
 
@@ -536,9 +537,7 @@ class Engine:
 
     async def rollback(self, run_id: str, reason: str | None = None, rejected: str | None = None) -> RollbackResult:
         """Run the reverts of a run's completed calls, newest first (``rollback.py``)."""
-        from .rollback import rollback
-
-        return await rollback(self, run_id, reason, rejected)
+        return await roll_back(self, run_id, reason, rejected)
 
     def _copy_journal(self, source: RunRow, target: RunRow, before_seq: int) -> None:
         """Give ``target`` (a fork, or a forked child) ``source``'s journal before ``before_seq``, and
