@@ -41,6 +41,11 @@ def test_the_source_size_limit_is_its_value(sb, past):
     assert past or result.status == "completed"
 
 
+def test_a_script_one_byte_past_the_source_limit_is_told_both_sizes_in_bytes(sb):
+    with pytest.raises(LimitExceeded, match=r"the script is 262,145 bytes; the limit is 262,144 bytes \(256 KiB\)"):
+        sb.eval("//" + "x" * (DEFAULTS.source_bytes - 1))
+
+
 @pytest.mark.parametrize("past", [0, 1])
 def test_the_journal_entry_limit_is_its_value(sb, past):
     reads = DEFAULTS.journal_entries - 1 + past  # the attempt's opening entry, and one entry per read

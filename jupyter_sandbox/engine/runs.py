@@ -101,7 +101,8 @@ class Engine:
         if size > limits.source_bytes:
             raise LimitExceeded(
                 "source-size",
-                f"the script is {size // 1024} KiB; the limit is {limits.source_bytes // 1024} KiB",
+                f"the script is {size:,} bytes; the limit is {limits.source_bytes:,} bytes "
+                f"({limits.source_bytes / 1024:,.4g} KiB)",
                 value=limits.source_bytes,
             )
         _check_characters(source)
