@@ -14,12 +14,14 @@ In a notebook: ``%load_ext jupyter_sandbox`` then a ``%%sandbox`` cell.
 """
 
 from .actions import ActionInterrupt, Resume
+from .decisions import Approve, Edit, Reject
 from .engine.attempt import Observer
 from .engine.clock import ManualClock, SystemClock
 from .engine.journal import CallLog
 from .engine.realm import Limits
 from .errors import (
     ActionError,
+    AnswerRefused,
     CallLogMismatchError,
     ChildSpecError,
     InputInvalid,
@@ -52,10 +54,13 @@ __version__ = "0.1.0"
 __all__ = [
     "ActionError",
     "ActionInterrupt",
+    "AnswerRefused",
+    "Approve",
     "CallLog",
     "CallLogMismatchError",
     "CheckReport",
     "ChildSpecError",
+    "Edit",
     "InputInvalid",
     "Interrupt",
     "InvalidCallLog",
@@ -67,6 +72,7 @@ __all__ = [
     "ManualClock",
     "McpError",
     "Observer",
+    "Reject",
     "Resume",
     "RunBusyError",
     "RunCancelled",

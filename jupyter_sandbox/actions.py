@@ -21,6 +21,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .decisions import Reject
 from .errors import InputInvalid, InvalidValue, error_dict
 from .tracebacks import action_traceback
 
@@ -34,6 +35,7 @@ __all__ = [
     "check_name",
     "detach",
     "json_copy",
+    "needs_approval",
     "to_json",
 ]
 
@@ -79,7 +81,7 @@ class Action:
 
     name: str
     fn: Callable[..., Any]
-    approval: bool = False
+    approval: bool | Callable[[Any], Any] = False  # True, or a policy of the validated input (needs_approval)
     timeout: float | None = None
     description: str | None = None
     spec: Any = None
@@ -280,37 +282,35 @@ async def call_action(
     executor: Executor,
     timeout: float | None,
     *,
-    gate: bool = True,
+    approval: Any = False,
     inline: Inline | None = None,
 ) -> Outcome:
     """Make one live call: run the function (threaded if plain, on the loop if async) and classify the result.
 
-    ``gate=False`` skips the approval step when an earlier attempt already approved this call.
+    ``approval`` is the call's approval step as the journal has it (``engine/answers.answer_for``): False
+    for none, True to pause for a human (an interrupt), or the decision to carry out: ``Approve``, ``Edit``
+    (the input is the edited one) or ``Reject`` (the function never runs; the script sees ``Rejected``).
     ``inline`` may run a plain function in place instead of on ``executor`` (``Inline``).
     """
     input = detach(input)  # the action may edit its input: the journal's copy stays as the script sent it
-    answered = resume is not None  # the call after a human's answer (an approval's too): never in place
+    # The call after a human's answer (an approval's decision too): never in place
+    answered = resume is not None or not isinstance(approval, bool)
     if resume is not None:
         resume = dataclasses.replace(resume, value=detach(resume.value), state=detach(resume.state))
     spec = action.spec if action.spec is not None and action.spec.checks else None
-    if action.approval and gate:
-        if resume is None:
-            refused = _checked(action, spec, input) if spec is not None else None
-            if isinstance(refused, Outcome):  # no human is asked to approve a call that cannot run
-                return refused
-            return Outcome(
-                "interrupt", data={**(action.about or {}), "action": action.name, "input": input}, approval=True
-            )
-        approved, input, reason = _approval(resume.value, input)
-        if not approved:
-            return Outcome(
-                "error",
-                error={
-                    "name": "Rejected",
-                    "message": f"{action.name} was rejected" + (f": {reason}" if reason else ""),
-                },
-            )
-        resume = None  # the answer was for the approval, not for the function
+    if approval is True:
+        refused = _checked(action, spec, input) if spec is not None else None
+        if isinstance(refused, Outcome):  # no human is asked to approve a call that cannot run
+            return refused
+        return Outcome("interrupt", data={**(action.about or {}), "action": action.name, "input": input}, approval=True)
+    if isinstance(approval, Reject):
+        return Outcome(
+            "error",
+            error={
+                "name": "Rejected",
+                "message": f"{action.name} was rejected" + (f": {approval.reason}" if approval.reason else ""),
+            },
+        )
     args: tuple[Any, ...] = (input,) if action.takes_input else ()
     kwargs: dict[str, Any] = {}
     if spec is not None:  # an edited approval is checked against the same schema
@@ -438,10 +438,21 @@ def _interrupt(action: Action, interrupt: ActionInterrupt) -> Outcome:
     return Outcome("interrupt", data=data, state=state)
 
 
-def _approval(answer: Any, input: Any) -> tuple[bool, Any, str | None]:
-    """Read an approval answer: True / False, or {"approved": bool, "input": edited, "reason": str}."""
-    if isinstance(answer, dict) and "approved" in answer:
-        if answer["approved"]:
-            return True, answer.get("input", input), None
-        return False, input, answer.get("reason")
-    return bool(answer), input, None
+def needs_approval(action: Action, input: Any) -> bool:
+    """Whether a call of ``action`` with ``input`` waits for a human: ``approval=True`` always; a callable
+    ``approval`` is asked with the validated input (``lambda order: order.total > 100``). A policy that
+    fails, or an input its schema refuses, asks for approval: a doubt is settled by a human. The caller
+    journals the verdict, so a replay never asks the policy again.
+    """
+    if not callable(action.approval):
+        return bool(action.approval)
+    value = input
+    if action.spec is not None and action.spec.checks:
+        try:
+            value = action.spec.validate(input)
+        except InputInvalid:
+            return True  # the call fails unrun at its validation; the approval step before it shows why
+    try:
+        return action.approval(detach(value)) is not False
+    except Exception:
+        return True

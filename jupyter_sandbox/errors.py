@@ -465,6 +465,12 @@ class RunBusyError(RunStateError):
     """Another resume of this run is already in progress (a double click, another kernel)."""
 
 
+class AnswerRefused(RunStateError):
+    """An answer this caller may not give: the ``Sandbox(approvers=...)`` policy, or the store (on
+    PostgreSQL, a database role without the grant to record answers) refused it. Nothing was recorded;
+    the run still waits for an answer."""
+
+
 class UnaddressedAnswer(RunStateError, ValueError):
     """A resume's answer reaches no open interrupt (a wrong position or id): nothing was run or recorded.
 

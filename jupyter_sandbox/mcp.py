@@ -8,8 +8,10 @@ IDE, another agent framework), the tools:
   ``completed`` (the output), ``failed`` (the error, its line), ``paused`` (the pending interrupts: an
   approval waits for a human) or ``parked`` (a timer or an event; this server's scheduler wakes it), in the
   vocabulary of ``results.STATUSES``, which ``list_runs`` speaks too;
-* ``resume_run {run_id, answers?}``: answer a paused run (``true`` approves the first pending interrupt;
-  ``{interrupt_id: answer}`` for several) and go on;
+* ``resume_run {run_id, answers?}``: answer a paused run's question (``{interrupt_id: answer}`` for several)
+  and go on. An approval is a human's: the server answers one only when started with ``--allow-approvals``
+  (then ``true``, ``false``, ``{"approved": true, "input": ...}`` or ``{"approved": false, "reason": ...}``);
+  without it, ``resume_run`` says where a human approves (the run id, the notebook command);
 * ``get_run {run_id}``: how a run stands now, e.g. after a human approved it from a notebook's card;
 * ``list_runs {status?, limit?}``: the newest runs;
 * ``describe_actions {query?}``: the declarations of the actions matching some words (for large catalogs);
@@ -35,17 +37,18 @@ import argparse
 import sys
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from .agents.tool import INTRO
 from .cli import load_actions
+from .engine.answers import Answers
 from .errors import InvalidValue, SandboxError, error_dict
 from .results import STATUSES
 from .sandbox import Sandbox
 
-__all__ = ["DESCRIBE_LIMIT", "build_server", "main", "run_script_description"]
+__all__ = ["DESCRIBE_LIMIT", "HUMAN_APPROVES", "build_server", "main", "run_script_description"]
 
 
 def _report(result: Any) -> CallToolResult:
@@ -55,6 +58,7 @@ def _report(result: Any) -> CallToolResult:
         "output": result.output,
         "pending": result.pending,
         "error": result.error,
+        "answers": result.answers,  # who answered what, how and when (README "Who approves")
     }
     return CallToolResult(
         content=[TextContent(type="text", text=result.content)],
@@ -66,15 +70,56 @@ def _report(result: Any) -> CallToolResult:
 DESCRIBE_LIMIT = 40  # more actions than this: run_script's description names them, describe_actions declares them
 
 
-def run_script_description(sb: Sandbox, tool: Any, limit: int = DESCRIBE_LIMIT) -> str:
+HUMAN_APPROVES = (
+    "An action that needs approval pauses the run until a human approves it in a notebook on the same store "
+    "(the run's card, or `%sandbox resume RUN_ID --answer true`); resume_run does not approve, and get_run "
+    "reports the outcome once they have answered."
+)
+
+
+def run_script_description(
+    sb: Sandbox, tool: Any, limit: int = DESCRIBE_LIMIT, *, allow_approvals: bool = False
+) -> str:
     """The tool's description with every declaration, or for a large catalog the names and where to read more."""
     names = sorted(sb.actions) if tool.actions is None else list(tool.actions)
+    who = "" if allow_approvals else "\n" + HUMAN_APPROVES + "\n"
     if len(names) <= limit:
-        return str(tool.description)
+        return str(tool.description) + who
     return (
         INTRO + f"\nThere are {len(names)} actions, too many to declare here: call describe_actions with words "
         'of what you need (e.g. "read file") to read the TypeScript declarations of the matching ones. '
-        "The actions: " + ", ".join(names) + "\n"
+        "The actions: " + ", ".join(names) + "\n" + who
+    )
+
+
+def _client(ctx: Context | None) -> str:
+    """The channel an MCP answer is recorded with: ``mcp:`` and the client's name from its initialize."""
+    try:
+        info = ctx.session.client_params.client_info if ctx is not None else None
+    except (AttributeError, LookupError, ValueError):
+        info = None
+    name = getattr(info, "name", None)
+    return f"mcp:{name}" if isinstance(name, str) and name else "mcp:unknown"
+
+
+def approvals_refused(sb: Sandbox, run_id: str, answers: Any) -> str | None:
+    """Why this server will not give ``answers``: any that reaches an approval (a human's to give); else None."""
+    given = Answers.of(answers)
+    pending = sb.run(run_id).pending
+    reached = []
+    for p in pending:
+        for item in p.get("interrupts") or [p]:
+            addressed = item["id"] in given.by_id or (given.first is not None and not given.by_id)
+            if addressed and item.get("approval", p.get("approval")):
+                reached.append(item)
+    if not reached:
+        return None
+    names = ", ".join(f"{i.get('name')!r} ({i['id']})" for i in reached)
+    return (
+        f"run {run_id} waits for a human's approval of {names}: this MCP server does not approve (it was "
+        f"not started with --allow-approvals). A human approves it in a notebook on the same store: the "
+        f"run's card (`%sandbox show {run_id}`) or `%sandbox resume {run_id} --answer true`; get_run then "
+        "reports the outcome."
     )
 
 
@@ -85,11 +130,15 @@ def build_server(
     describe_limit: int = DESCRIBE_LIMIT,
     allow_rollback: bool = False,
     allow_save: bool = False,
+    allow_approvals: bool = False,
     **tool_options: Any,
 ) -> MCPServer:
     """An ``mcp`` ``MCPServer`` whose tools drive ``sb`` (run it with ``.run()`` for stdio).
 
-    ``allow_rollback`` adds the ``rollback_run`` tool; ``allow_save`` the saved-script tools."""
+    ``allow_rollback`` adds the ``rollback_run`` tool; ``allow_save`` the saved-script tools.
+    ``allow_approvals``: whether ``resume_run`` may answer an approval. Off by default: the client that
+    wrote a script would otherwise approve its own calls, with no human in between.
+    """
     tool = sb.tool("run_script", allow_save=allow_save, **tool_options)
     server = MCPServer(
         name,
@@ -106,18 +155,29 @@ def build_server(
 
     server.tool(  # with `save` among its parameters only when the server may save scripts
         name="run_script",
-        description=run_script_description(sb, tool, describe_limit),
+        description=run_script_description(sb, tool, describe_limit, allow_approvals=allow_approvals),
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True),
     )(run_and_save if allow_save else run_script)
 
     @server.tool(
         name="resume_run",
-        description="Answer a paused run and go on: `answers` is true (approve the "
-        'first pending interrupt), false, {"approved": false, "reason": ...}, or an object mapping '
-        "interrupt ids to answers.",
+        description=(
+            "Answer a paused run and go on: `answers` is the one answer to the only open interrupt, or an "
+            "object mapping interrupt ids to answers. An approval takes true, false, "
+            '{"approved": true, "input": ...} (an edit) or {"approved": false, "reason": ...}.'
+            if allow_approvals
+            else "Answer a paused run's question and go on: `answers` is the one answer to the only open "
+            "interrupt, or an object mapping interrupt ids to answers. " + HUMAN_APPROVES
+        ),
     )
-    def resume_run(run_id: str, answers: Any = True) -> CallToolResult:
-        return _report(_guarded(lambda: tool.resume(run_id, answers), tool))
+    def resume_run(run_id: str, answers: Any = True, ctx: Context | None = None) -> CallToolResult:
+        def resume() -> Any:
+            refused = None if allow_approvals else approvals_refused(sb, run_id, answers)
+            if refused is not None:
+                return tool._result("paused", run_id, note=refused, pending=tool.result(run_id).pending)
+            return tool.resume(run_id, answers, channel=_client(ctx))
+
+        return _report(_guarded(resume, tool))
 
     @server.tool(
         name="get_run",
@@ -255,6 +315,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--interval", type=float, default=1.0, help="seconds between the scheduler's looks for due runs (default 1)"
     )
+    parser.add_argument(
+        "--allow-approvals",
+        action="store_true",
+        help="let resume_run answer approvals (recorded as via mcp:CLIENT); without it a human approves in a "
+        "notebook on the same store",
+    )
     args = parser.parse_args(argv)
     try:
         sb = Sandbox(args.store)
@@ -273,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
             describe_limit=args.describe_limit,
             allow_rollback=args.allow_rollback,
             allow_save=args.allow_save,
+            allow_approvals=args.allow_approvals,
         ).run()
     finally:
         sb.close()

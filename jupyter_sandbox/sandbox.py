@@ -10,15 +10,18 @@
 
 from __future__ import annotations
 
+import getpass
 import os
+import socket
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from .actions import Action, Resume, check_name
+from .decisions import as_json
 from .engine.answers import Answers
 from .engine.attempt import Observer
 from .engine.clock import Clock, SystemClock
-from .engine.journal import CallLog
+from .engine.journal import CallLog, Journal
 from .engine.loop import engine_loop
 from .engine.realm import Limits
 from .engine.rollback import rejection_with_rollback
@@ -39,6 +42,13 @@ class Sandbox:
     ``":memory:"`` (the default). ``limits``: a ``Limits``. ``clock``: where
     timers read the time (a ``ManualClock`` in tests). ``on_progress(run_id,
     patch)`` receives ``ctx.progress`` calls (never journaled, never replayed).
+    ``identity``: who answers through this Sandbox, recorded on every answer
+    (default: the JupyterHub user if ``JUPYTERHUB_USER`` is set, else
+    ``user@host``). ``approvers(identity, channel, interrupt) -> bool``: who
+    may answer; asked before an answer is recorded, a refusal is
+    ``AnswerRefused`` and records nothing (README, "Who approves").
+
+    >>> sb = Sandbox(identity="ada@lab", approvers=lambda who, via, it: via != "mcp:cursor")
     """
 
     def __init__(
@@ -48,12 +58,20 @@ class Sandbox:
         limits: Limits | None = None,
         clock: Clock | None = None,
         on_progress: Callable[[str, Any], None] | None = None,
+        identity: str | None = None,
+        approvers: Callable[[str | None, str | None, Any], bool] | None = None,
     ):
+        if identity is not None and (not isinstance(identity, str) or not identity.strip()):
+            raise TypeError(f"identity names who answers (a non-empty string), got {identity!r:.60}")
+        if approvers is not None and not callable(approvers):
+            raise TypeError(f"approvers is a callable (identity, channel, interrupt) -> bool, got {approvers!r:.60}")
         self.store: Store = open_store(store)
+        self.identity = identity or default_identity()
         self.limits = limits or Limits()
         self._engine = Engine(
             self.store, self.limits, clock or SystemClock(), on_progress, scratch=lambda: SQLiteStore(":memory:")
         )
+        self._engine.approvers = approvers
         self._loop = engine_loop()
         self._engine.sync_scripts = self._sync_scripts
         self._scheduler: Any = None
@@ -66,7 +84,7 @@ class Sandbox:
         fn: Callable[..., Any] | None = None,
         *,
         name: str | None = None,
-        approval: bool = False,
+        approval: bool | Callable[[Any], bool] = False,
         timeout: float | None = None,
         input_schema: Any = None,
         output_schema: Any = None,
@@ -75,7 +93,9 @@ class Sandbox:
         """Register a Python callable as an action (a decorator, bare or with options).
 
         The script calls it as ``await actions.NAME(input)`` or ``await ctx.call("NAME", input)``.
-        ``approval=True`` pauses the run for a human before the first call;
+        ``approval=True`` pauses the run for a human before the first call; a callable of the validated
+        input (``approval=lambda order: order.total > 100``) decides per call, its verdict journaled so a
+        replay never asks it again;
         ``timeout`` (seconds) turns a hung call into an ``ActionError``.
         Type hints (or ``input_schema``/``output_schema``: a JSON Schema dict or a type) make it typed:
         each call's input is validated before it runs, and its declaration says what it takes and
@@ -88,6 +108,9 @@ class Sandbox:
         """
         if revert is not None and not callable(revert):
             raise TypeError(f"revert= must be a callable revert(input, result), got {type(revert).__name__}")
+
+        if not isinstance(approval, bool) and not callable(approval):
+            raise TypeError(f"approval is True, False or a callable of the input, got {approval!r:.60}")
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             if not callable(fn):
@@ -308,6 +331,7 @@ class Sandbox:
     ) -> RunResult:
         _check_arguments(name=name, actions=actions, limits=limits)
         answers = _answers(resume)
+        answers.by, answers.via, answers.process = self._who("api").values()
         run_id = getattr(call_log, "run_id", None)
         if isinstance(call_log, CallLog) and run_id and self._owns(run_id, call_log):
             return await self._engine.resume(run_id, answers, source=source, observer=observer, limits=limits)
@@ -353,12 +377,18 @@ class Sandbox:
         source: str | None = None,
         force: bool = False,
         observer: Observer | None = None,
+        channel: str = "api",
     ) -> RunResult | RollbackResult:
         """Resume a paused run from its stored source and journal, from any process.
 
-        ``value`` answers the first pending interrupt; ``answers`` maps
+        ``value`` answers the only open interrupt; ``answers`` maps
         interrupt ids (``SandboxInterrupt.interrupts[i].id``) to answers, for
-        several at once. ``source`` resumes with edited source. Exactly one of
+        several at once. An approval takes exactly ``True``/``False``,
+        ``Approve()``, ``Reject(reason)``, ``Edit(input)`` or their JSON forms
+        (else ``RunStateError``, before anything runs). ``channel`` says how
+        the answer came (``api``, ``card``, ``magic``, ``tool``, ``mcp:CLIENT``);
+        the answer entry records it with ``identity`` and the store's clock.
+        ``source`` resumes with edited source. Exactly one of
         two concurrent resumes proceeds; the other raises ``RunBusyError``.
         An id (or a ``Resume`` position passed to ``eval``) that names no open
         interrupt raises ``UnaddressedAnswer`` listing the open ones, before
@@ -367,14 +397,20 @@ class Sandbox:
         A rejection that also rolls back (``{"approved": False, "reason": ..., "rollback": True}``) ends
         the run there, without the script seeing it, and returns ``rollback``'s ``RollbackResult``.
         """
+        value, answers = as_json(value), {k: as_json(v) for k, v in (answers or {}).items()}
+        given = Answers(by_id=dict(answers), first=value, **self._who(channel))
         rejection = rejection_with_rollback(self._engine, run_id, value, answers)
         if rejection is not None:  # a rejection that also rolls the run back: one decision, journaled once
+            given.check()  # who may answer is asked the same way first
+            self._engine.admit(given, Journal(self.store.entries(run_id)), run_id, None)
             return self._loop.run(self._engine.rollback(run_id, rejection[1], rejected=rejection[0]))
-        return self._loop.run(
-            self._engine.resume(
-                run_id, Answers(by_id=dict(answers or {}), first=value), source=source, observer=observer, force=force
-            )
-        )
+        return self._loop.run(self._engine.resume(run_id, given, source=source, observer=observer, force=force))
+
+    def _who(self, channel: str) -> dict[str, Any]:
+        """Who answers, how and from where: the fields an answer entry records."""
+        if not isinstance(channel, str) or not channel:
+            raise TypeError(f"channel names how the answer came (a string), got {channel!r:.60}")
+        return {"by": self.identity, "via": channel, "process": f"{socket.gethostname()}:{os.getpid()}"}
 
     def signal(self, run_id: str, event: Any) -> RunResult | None:
         """Send an event to a run; delivered exactly once to a matching ``ctx.waitForEvent``.
@@ -439,7 +475,7 @@ class Sandbox:
         """
         if isinstance(at, bool) or not isinstance(at, int) or at < 0:
             raise TypeError(f"fork(at=...) takes a journal position (a non-negative int), got {at!r}")
-        return self._loop.run(self._engine.fork(run_id, at, value, dict(answers or {}), name=name))
+        return self._loop.run(self._engine.fork(run_id, at, value, dict(answers or {}), name=name, **self._who("api")))
 
     # -- inspecting ---------------------------------------------------------------
 
@@ -515,6 +551,18 @@ class Sandbox:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def default_identity() -> str:
+    """Who answers when ``Sandbox(identity=...)`` is not given: the JupyterHub user, else ``user@host``."""
+    hub = os.environ.get("JUPYTERHUB_USER", "").strip()
+    if hub:
+        return hub
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container)
+        user = f"uid{os.getuid()}" if hasattr(os, "getuid") else "user"
+    return f"{user}@{socket.gethostname()}"
 
 
 def _chosen(registered: dict[str, Action], actions: Iterable[str] | None) -> list[str]:

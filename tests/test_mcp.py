@@ -23,7 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.types import CallToolResult, ImageContent, TextContent, Tool, ToolAnnotations
+from mcp.types import CallToolResult, ImageContent, Implementation, TextContent, Tool, ToolAnnotations
 from pace import bound
 
 from jupyter_sandbox import ActionError, Sandbox, SandboxInterrupt
@@ -266,11 +266,11 @@ def test_a_run_resumes_after_its_server_was_killed_and_replayed_calls_do_not_rea
 # -- the sandbox as an MCP server --------------------------------------------------------------------------
 
 
-def _serve(store: Path) -> StdioServerParameters:
+def _serve(store: Path, *flags: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
         cwd=str(ROOT),
-        args=["-m", "jupyter_sandbox.mcp", "--store", str(store), "--actions", "tests.mcp_actions:register"],
+        args=["-m", "jupyter_sandbox.mcp", "--store", str(store), "--actions", "tests.mcp_actions:register", *flags],
     )
 
 
@@ -306,9 +306,9 @@ def test_an_mcp_client_sees_paused_then_completed_after_an_approval_from_another
             again = await session.call_tool(
                 "run_script", {"script": "return await actions.send_email({to: 'bo@example.com', body: 'hi'})"}
             )
-            seen["resumed"] = (
-                await session.call_tool("resume_run", {"run_id": again.structured_content["run_id"], "answers": True})
-            ).structured_content
+            seen["again_id"] = again.structured_content["run_id"]
+            resumed = await session.call_tool("resume_run", {"run_id": seen["again_id"], "answers": True})
+            seen["resumed"], seen["resumed_text"] = resumed.structured_content, resumed.content[0].text
             described = await session.call_tool("describe_actions", {"query": "email"})
             seen["described"] = described.content[0].text
 
@@ -320,7 +320,12 @@ def test_an_mcp_client_sees_paused_then_completed_after_an_approval_from_another
     assert seen["after"]["status"] == "completed"
     assert seen["after"]["output"] == {"sent": True, "to": "ann@example.com"}
     assert seen["runs"]["result"][0]["status"] == "completed"
-    assert seen["resumed"]["status"] == "completed" and seen["resumed"]["output"]["to"] == "bo@example.com"
+    # The client cannot approve its own call: the result says where a human approves, and nothing ran.
+    assert seen["resumed"]["status"] == "paused" and seen["resumed"]["output"] is None
+    refused = seen["resumed_text"]
+    assert "waits for a human's approval" in refused and "--allow-approvals" in refused
+    assert f"%sandbox resume {seen['again_id']}" in refused
+    assert "resume_run does not approve" in seen["description"]
     assert "send_email" in seen["described"] and "add(" not in seen["described"]
 
 
@@ -332,6 +337,39 @@ async def _served(tmp_path: Path, *options: str) -> Any:
     async with stdio_client(params, errlog=open(tmp_path / "err", "w")) as (r, w), ClientSession(r, w) as session:
         await session.initialize()
         yield session
+
+
+def test_an_mcp_server_started_with_allow_approvals_answers_and_records_the_client(tmp_path):
+    store = tmp_path / "runs.sqlite"
+
+    async def client() -> dict:
+        async with (
+            stdio_client(_serve(store, "--allow-approvals"), errlog=open(tmp_path / "err", "w")) as (r, w),
+            ClientSession(r, w, client_info=Implementation(name="claude-desktop", version="1")) as session,
+        ):
+            await session.initialize()
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            paused = await session.call_tool(
+                "run_script", {"script": "return await actions.send_email({to: 'bo@example.com', body: 'hi'})"}
+            )
+            run_id = paused.structured_content["run_id"]
+            done = await session.call_tool("resume_run", {"run_id": run_id, "answers": True})
+            got = await session.call_tool("get_run", {"run_id": run_id})
+            return {
+                "done": done.structured_content,
+                "got": got.structured_content,
+                "run_id": run_id,
+                "description": tools["run_script"].description,
+            }
+
+    out = anyio.run(client)
+    assert out["done"]["status"] == "completed" and out["done"]["output"]["to"] == "bo@example.com"
+    assert "resume_run does not approve" not in out["description"]
+    with Sandbox(store) as sb:
+        [answer] = [e for e in sb.run(out["run_id"]).entries if e["kind"] == "answer"]
+    assert answer["via"] == "mcp:claude-desktop" and answer["approved"] is True
+    [reported] = out["got"]["answers"]  # get_run says who approved
+    assert (reported["via"], reported["approved"], reported["name"]) == ("mcp:claude-desktop", True, "send_email")
 
 
 def test_get_run_of_an_unknown_run_is_a_failed_result_not_a_crash(tmp_path):
@@ -347,13 +385,14 @@ def test_get_run_of_an_unknown_run_is_a_failed_result_not_a_crash(tmp_path):
 
 def test_a_large_catalog_is_named_in_run_script_and_declared_by_describe_actions():
     from jupyter_sandbox.agents.tool import SandboxTool
-    from jupyter_sandbox.mcp import run_script_description
+    from jupyter_sandbox.mcp import HUMAN_APPROVES, run_script_description
 
     sb = Sandbox()
     for i in range(5):
         sb.action(lambda x: x, name=f"tool_{i}")
     tool = SandboxTool(sb, "run_script")
-    assert run_script_description(sb, tool, limit=5) == tool.description
+    assert run_script_description(sb, tool, limit=5, allow_approvals=True) == tool.description
+    assert run_script_description(sb, tool, limit=5) == tool.description + "\n" + HUMAN_APPROVES + "\n"
     short = run_script_description(sb, tool, limit=4)
     assert "tool_0, tool_1, tool_2, tool_3, tool_4" in short and "describe_actions" in short
     assert "declare const actions" not in short

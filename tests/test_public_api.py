@@ -19,6 +19,10 @@ ISSUE_NAMES = {
     "ScriptError",
     "LintError",
     "LimitExceeded",
+    "Approve",
+    "Reject",
+    "Edit",
+    "AnswerRefused",
 }
 
 

@@ -131,14 +131,13 @@ def test_a_rejection_with_rollback_rejects_and_rolls_back_in_one_decision(booked
 
 
 def test_a_decision_object_whose_json_form_rejects_with_rollback_rolls_back(booked):
-    class Reject:  # the shape of a decision object: its JSON form decides
-        def to_json(self):
-            return {"approved": False, "reason": "no", "rollback": True}
+    from jupyter_sandbox import Reject
 
+    assert Reject("no", rollback=True).to_json() == {"approved": False, "reason": "no", "rollback": True}
     booked.action(lambda n: n, name="ask", approval=True)
     with pytest.raises(SandboxInterrupt) as paused:
         booked.eval("await actions.book(1); await actions.ask(2)")
-    assert booked.resume(paused.value.run_id, Reject()).reason == "no"
+    assert booked.resume(paused.value.run_id, Reject("no", rollback=True)).reason == "no"
     assert booked.undone == [(1, {"booked": 1})]
 
 

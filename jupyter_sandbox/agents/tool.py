@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.answers import Answers
 from ..errors import (
     LimitExceeded,
     LintError,
@@ -91,6 +92,8 @@ class ToolResult:
 
     ``pending``: the interrupts waiting for an answer (``id``, ``name``, ``data``, ``approval``), when paused.
     ``error``: ``{name, message, action, issues, line, column, excerpt}`` when failed.
+    ``answers``: after ``resume`` or ``result``, the run's answers: ``id``, ``name``, ``approved`` (an
+    approval's), ``input`` (an edit's), ``by``, ``via``, ``answered_at``, ``role`` (README "Who approves").
     """
 
     status: str  # a word of results.STATUSES: completed, paused, parked, stalled, failed, cancelled ...
@@ -100,6 +103,7 @@ class ToolResult:
     console: list[dict[str, str]] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
     error: dict[str, Any] | None = None
+    answers: list[dict[str, Any]] = field(default_factory=list)
     tool: SandboxTool | None = field(default=None, repr=False)
     outcome: Any = field(default=None, repr=False)  # the RunResult or exception it came from, if any
     saved: dict[str, Any] | None = None  # {name, version} when the call's `save` kept the script
@@ -239,18 +243,37 @@ class SandboxTool:
         result.saved = {"name": f"scripts.{kept.name}", "version": kept.version}
         result.content += f"\nSaved as actions.scripts.{kept.name} (version {kept.version}): later scripts may call it."
 
-    def resume(self, run_id: str, answers: Any = True) -> ToolResult:
+    def resume(self, run_id: str, answers: Any = True, *, channel: str = "tool") -> ToolResult:
         """Answer a paused run and go on: ``answers`` maps interrupt ids to answers, or is the one answer to the
-        first pending interrupt (``True`` approves; ``{"approved": False, "reason": ...}`` rejects)."""
-        pending = {p["id"] for p in self.sandbox.run(run_id).pending}
-        by_id = isinstance(answers, dict) and bool(answers) and all(k in pending for k in answers)
+        only open interrupt. An approval takes ``True``, ``False``, ``{"approved": True, "input": ...}`` (an
+        edit) or ``{"approved": False, "reason": ...}`` (or ``Approve()``, ``Reject(...)``, ``Edit(...)``);
+        anything else, or an id that names no open interrupt, is a failed result and nothing runs.
+        ``channel`` is recorded on the answer (``tool``; the MCP server's ``mcp:CLIENT``)."""
+        given = Answers.of(answers)
         source = self.sandbox.run(run_id, journal=False).source
-        return self._outcome(
-            lambda: self.sandbox.resume(run_id, None if by_id else answers, answers=answers if by_id else None), source
+        result = self._outcome(
+            lambda: self.sandbox.resume(run_id, given.first, answers=given.by_id, channel=channel), source
         )
+        return self._with_answers(result, run_id)
+
+    def _with_answers(self, result: ToolResult, run_id: str) -> ToolResult:
+        """The result with who answered the run, as its journal says (also in ``content``, for the model)."""
+        try:
+            entries = self.sandbox.run(run_id).entries
+        except SandboxError:
+            return result
+        result.answers = answered(entries)
+        lines = [f"- {_said(a)}" for a in result.answers if "approved" in a]
+        if lines:
+            result.content += "answers:\n" + "\n".join(lines) + "\n"
+        return result
 
     def result(self, run_id: str) -> ToolResult:
         """The run as the store has it now (after a human answered in the card, say), as a ToolResult."""
+        now = self._result_now(run_id)
+        return self._with_answers(now, now.run_id or run_id)
+
+    def _result_now(self, run_id: str) -> ToolResult:
         chain = self.sandbox.chain(run_id)  # a continueAsNew chain stands as its last run does
         console = []
         for rid in chain:
@@ -395,6 +418,37 @@ def _call_line(entries: list[dict[str, Any]], action: str) -> int | None:
         if e.get("kind") == "result" and not e.get("ok") and (e.get("error") or {}).get("action") == action
     ]
     return lines.get(failed[-1]) if failed else None
+
+
+def answered(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The run's answer entries as who answered what: one dict each (the fields of docs/journal.md)."""
+    names = {e.get("slot"): e.get("name") for e in entries if e.get("kind") == "call"}
+    keep = ("id", "approved", "input", "reason", "by", "via", "process", "answered_at", "role")
+    return [
+        {"name": names.get(e.get("slot")), **{k: e[k] for k in keep if k in e}}
+        for e in entries
+        if e.get("kind") == "answer"
+    ]
+
+
+def _said(answer: dict[str, Any]) -> str:
+    """``pay approved by ada@lab via card`` (an edit: ``with input {...}``)."""
+    verdict = "approved" if answer.get("approved") else "rejected"
+    text = f"{answer.get('name')} {verdict}"
+    if answer.get("by"):
+        text += f" by {answer['by']}"
+    if answer.get("via"):
+        text += f" via {answer['via']}"
+    if "input" in answer:
+        text += " with the edited input " + excerpt_value(answer["input"])
+    if answer.get("reason"):
+        text += f": {answer['reason']}"
+    return text
+
+
+def excerpt_value(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 200 else text[:199] + "…"
 
 
 def _pending(pending: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,22 +1,39 @@
 """Answers to interrupts: which live call a resume's answer goes to, and what it carries.
 
-An answer is addressed by interrupt id (``RUN_ID:SLOT``) or by position in the
-top run. A position answer also reaches a slot a bare call log left open (no
-interrupt entry recorded), and a delegated child's interrupt through its
-parent's slot. Approval answers are journaled so an approved call is never
-asked again.
+An answer is addressed by interrupt id (``RUN_ID:SLOT``), by position in the
+top run, or as the one answer to the only open interrupt; ``Answers.of`` reads
+the one shape every channel sends (an id mapping, or one answer), and
+``Answers.admit`` refuses, before anything runs, an answer that reaches no open
+interrupt, an approval answer that is not a decision (decisions.py), and an
+answer this process could not carry out (it lacks the action). A position
+answer also reaches a slot a bare call log left open (no interrupt entry
+recorded), and a delegated child's interrupt through its parent's slot.
+
+The journal governs: whether a call needs approval is read from its recorded
+call and interrupt, and a recorded decision (approved, edited or rejected) is
+carried out as recorded, never asked again and never re-read from what this
+process registered. Each answer entry says who gave it (``by``), how
+(``via``, ``process``) and when on the store's clock (``answered_at``; on
+PostgreSQL also the database ``role``), see docs/journal.md.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..actions import Resume, json_copy
-from ..errors import UnaddressedAnswer
+from ..decisions import Approve, Decision, Edit, Reject, as_json, decision
+from ..errors import AnswerRefused, Interrupt, RunStateError, UnaddressedAnswer
 from .journal import Journal
 
-__all__ = ["Answers", "answer_for"]
+__all__ = ["Answers", "answer_for", "recorded_decision"]
+
+# An interrupt id as the engine writes it (``RUN_ID:SLOT``): how a mapping of answers by id is told from one
+# answer that happens to be an object (a question's answer may be any JSON value).
+INTERRUPT_ID = re.compile(r"^\S+:\d+$")
 
 
 @dataclass
@@ -25,14 +42,28 @@ class Answers:
 
     by_id: dict[str, Any] = field(default_factory=dict)
     by_position: dict[int, Resume] = field(default_factory=dict)
-    first: Any = None  # answers the first pending interrupt, whichever it is (``Sandbox.resume(run_id, value)``)
+    first: Any = None  # answers the only open interrupt (``Sandbox.resume(run_id, value)``)
+    by: str | None = None  # who answers (``Sandbox(identity=...)``)
+    via: str | None = None  # the channel: card, magic, api, tool, mcp:CLIENT
+    process: str | None = None  # the kernel or process the answer came from
+    stamp: dict[str, Any] = field(default_factory=dict)  # the store's witness: answered_at, role (PostgreSQL)
+
+    @classmethod
+    def of(cls, answers: Any, **who: Any) -> Answers:
+        """The answers one request carries, as every channel sends them: a mapping whose keys are
+        interrupt ids (``{"r-...:3": true}``) answers by id; any other value (``true``, a decision's JSON
+        form, a question's answer) is the one answer to the only open interrupt. A mapping with any key
+        shaped like an interrupt id is by id, so a mistyped id is refused, never taken for an answer."""
+        if isinstance(answers, Mapping) and any(isinstance(k, str) and INTERRUPT_ID.match(k) for k in answers):
+            return cls(by_id=dict(answers), **who)
+        return cls(first=answers, **who)
 
     def for_child(self, pending: list[dict[str, Any]], position: int) -> Answers:
         """Answers to hand a child run: its ids, and a position answer for the delegate's slot."""
         by_id = dict(self.by_id)
         if position in self.by_position and pending:
             by_id.setdefault(pending[0]["id"], self.by_position[position].value)
-        return Answers(by_id=by_id)
+        return Answers(by_id=by_id, by=self.by, via=self.via, process=self.process, stamp=self.stamp)
 
     def given(self) -> bool:
         return bool(self.by_id or self.by_position or self.first is not None)
@@ -43,6 +74,9 @@ class Answers:
         Each is then kept as a private copy in JSON's types: the answer journaled and the one handed to the
         action never share an object with the caller's (who may edit it while the run goes on).
         """
+        self.by_id = {key: as_json(value) for key, value in self.by_id.items()}
+        self.first = as_json(self.first)
+        self.by_position = {p: replace(r, value=as_json(r.value)) for p, r in self.by_position.items()}
         for key in self.by_id:
             if not isinstance(key, str):
                 raise TypeError(f"answers are keyed by interrupt id (a string like 'r-...:3'), got {key!r:.60}")
@@ -62,14 +96,27 @@ class Answers:
 
     def refuse_unaddressed(self, journal: Journal, run_id: str, status: str | None) -> None:
         """Every answer must reach an interrupt open in ``journal`` (the top run's): else ``UnaddressedAnswer``,
-        listing the open ones. Raised before the run is claimed, so a mistyped answer changes nothing."""
+        listing the open ones. Raised before the run is claimed, so a mistyped answer changes nothing.
+
+        ``first`` is settled here: it answers the only open interrupt; with several open it names none of
+        them (a guess would answer one nobody looked at), and with none it is not addressed to anything, so
+        a retried "resume with True" after a crash that recorded the answer still finishes.
+        """
         open_ = open_interrupts(journal)
         positions = {item["position"] for item in open_}
         ids = {i for item in open_ for i in item["ids"]}
         stray = [f"id {key!r}" for key in self.by_id if key not in ids]
         stray += [f"position {p}" for p in self.by_position if p not in positions]
-        # ``first`` answers the first open interrupt if there is one: with none it is not addressed to
-        # anything, so a retried "resume with True" after a crash that recorded the answer still finishes.
+        if self.first is not None and len(ids) > 1 and not self.by_id:
+            raise UnaddressedAnswer(
+                f"run {run_id}: one answer for several open interrupts answers none of them: "
+                + "; ".join(_listed(item) for item in open_)
+                + ". Answer each by its id (answers={id: ...})",
+                run_id=run_id,
+                status=status,
+                unaddressed=["the one answer"],
+                open=open_,
+            )
         if stray:
             raise UnaddressedAnswer(
                 _unaddressed_message(run_id, status, stray, open_),
@@ -78,6 +125,85 @@ class Answers:
                 unaddressed=stray,
                 open=open_,
             )
+        self.settle_first(journal)
+
+    def admit(
+        self,
+        journal: Journal,
+        run_id: str,
+        status: str | None,
+        can_answer: Callable[[str], bool],
+        approvers: Callable[[str | None, str | None, Interrupt], Any] | None = None,
+    ) -> None:
+        """Refuse, before anything is recorded, what this resume cannot carry out as given.
+
+        Each answer must reach an open interrupt (``refuse_unaddressed``); one to an approval must be a
+        decision (``decisions.decision``); an interrupt already decided is not decided again; the process
+        must have the interrupted action (``can_answer(name)``), else the answer would become a failure
+        nobody chose; and ``approvers(by, via, interrupt)``, when set, must allow it.
+        """
+        self.refuse_unaddressed(journal, run_id, status)
+        for interrupt, value in self.addressed(journal, run_id):
+            if interrupt.approval:
+                decision(value, run_id=run_id, status=status, what=f"the approval of {interrupt.name!r}")
+                decided = journal.decisions.get(interrupt.position)
+                if decided is not None and interrupt.run_id == run_id:
+                    raise RunStateError(
+                        f"run {run_id}: {interrupt.name!r} at position {interrupt.position} was already "
+                        f"{'approved' if decided.body.get('approved') else 'rejected'}"
+                        + (f" by {decided.body['by']}" if decided.body.get("by") else "")
+                        + "; resume without an answer to carry that decision out",
+                        run_id=run_id,
+                        status=status,
+                    )
+            if not can_answer(interrupt.name):
+                raise RunStateError(
+                    f"run {run_id}: this process has no action {interrupt.name!r}, so it cannot carry out an "
+                    f"answer to {interrupt.id}; nothing was recorded and the run still waits. Register "
+                    f"{interrupt.name!r} here (as the process that started the run did) and answer again",
+                    run_id=run_id,
+                    status=status,
+                )
+            if approvers is not None and approvers(self.by, self.via, interrupt) is not True:
+                raise AnswerRefused(
+                    f"run {run_id}: {self.by or 'this caller'} (via {self.via or 'api'}) may not answer "
+                    f"{interrupt.id} ({interrupt.name!r}): the Sandbox's approvers policy refused it; nothing "
+                    "was recorded",
+                    run_id=run_id,
+                    status=status,
+                )
+
+    def addressed(self, journal: Journal, run_id: str) -> list[tuple[Interrupt, Any]]:
+        """The open interrupts these answers reach, each with its answer (a delegated child's by its own id)."""
+        out = []
+        for entry in journal.pending_interrupts():
+            items = entry.body.get("interrupts") or [entry.body]
+            for n, item in enumerate(items):
+                given = self.by_id.get(item["id"], _NONE)
+                if given is _NONE and n == 0 and entry.slot in self.by_position:
+                    given = self.by_position[entry.slot].value
+                if given is _NONE:
+                    continue
+                owner = str(item["id"]).rpartition(":")[0] or run_id
+                interrupt = Interrupt(
+                    item["id"],
+                    owner,
+                    entry.slot if entry.slot is not None else -1,
+                    str(item.get("name") or entry.body.get("name")),
+                    entry.body.get("input"),
+                    item.get("data"),
+                    None,
+                    bool(item.get("approval")),
+                )
+                out.append((interrupt, given))
+        return out
+
+    def entry(self, interrupt_id: str, value: Any) -> dict[str, Any]:
+        """The body of the answer entry for ``value``: the answer, and who gave it, how and when."""
+        body: dict[str, Any] = {"value": value, "id": interrupt_id}
+        who = {"by": self.by, "via": self.via, "process": self.process, **self.stamp}
+        body.update({k: v for k, v in who.items() if v is not None})
+        return body
 
     def refuse_unaddressed_in_call_log(self, call_log: Any) -> None:
         """For a new run from a call log alone: a position answer must be one of its open (``None``) slots,
@@ -101,7 +227,7 @@ class Answers:
         """Turn ``first`` into an answer by id, now that the journal is at hand."""
         if self.first is not None:
             pending = journal.pending_interrupts()
-            if pending:
+            if len(pending) == 1:
                 self.by_id.setdefault(pending[0].body["id"], self.first)
             self.first = None
 
@@ -123,9 +249,7 @@ def _unaddressed_message(run_id: str, status: str | None, stray: list[str], open
     head = f"run {run_id}: {_and(stray)} {'answers' if len(stray) == 1 else 'answer'} nothing"
     if not open_:
         return f"{head}: the run ({status}) has no open interrupt; resume it without an answer"
-    listed = "; ".join(
-        f"{item['name']!r} at position {item['position']} (id {', '.join(item['ids'])})" for item in open_
-    )
+    listed = "; ".join(_listed(item) for item in open_)
     return f"{head}. Open interrupts: {listed}. Answer one with Resume(position=...) or answers={{id: ...}}"
 
 
@@ -133,32 +257,55 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def answer_for(
-    journal: Journal, answers: Answers, run_id: str, slot: int, approval: bool, call_input: Any
-) -> tuple[Resume | None, bool, Any, dict[str, Any] | None]:
-    """For a live call at ``slot``: ``(resume, gate, input, answer entry)``.
+def recorded_decision(body: dict[str, Any]) -> Decision:
+    """The decision an approval's answer entry records (its ``approved``, ``input``, ``reason`` fields)."""
+    if body.get("approved"):
+        return Edit(body["input"]) if "input" in body else Approve()
+    reason = body.get("reason")
+    return Reject(reason if isinstance(reason, str) else None)
 
-    ``gate`` is False when an earlier attempt already approved the call (with
-    ``input`` then the approved, possibly edited, input); ``answer entry`` is
-    the body of the ``answer`` journal entry to write, or None.
+
+def answer_for(
+    journal: Journal, answers: Answers, run_id: str, slot: int, call_input: Any
+) -> tuple[Resume | None, Decision | bool, Any, dict[str, Any] | None]:
+    """For a live call at ``slot``: ``(resume, approval, input, answer entry)``.
+
+    ``approval`` is the call's approval step, read from the journal: False (none), True (ask a human),
+    or the decision to carry out, recorded earlier or given now (``input`` then the approved, possibly
+    edited, input). ``resume`` is the answer for the action itself (a question's), or None.
+    ``answer entry`` is the body of the ``answer`` journal entry to write, or None.
     """
-    gate = True
-    approved = journal.approvals.get(slot)
-    if approved is not None:
-        gate, call_input = False, approved.body.get("input", call_input)
     interrupt = journal.interrupt_at(slot)
+    request = journal.open_request(slot)
+    approval: Decision | bool = bool(request is not None and request.body.get("approval"))
+    decided = journal.decisions.get(slot)
+    if decided is not None:
+        approval = recorded_decision(decided.body)
+        if isinstance(approval, Edit):
+            call_input = approval.input
     given = answers.by_position.get(slot)
     if interrupt is not None and interrupt.body["id"] in answers.by_id:
         value, state = answers.by_id[interrupt.body["id"]], interrupt.body.get("state")
     elif given is not None:
         value, state = given.value, interrupt.body.get("state") if interrupt is not None else given.state
     else:
-        return None, gate, call_input, None
+        return None, approval, call_input, None
     interrupt_id = interrupt.body["id"] if interrupt is not None else f"{run_id}:{slot}"
-    body: dict[str, Any] = {"value": value, "id": interrupt_id}
-    if interrupt.body.get("approval") if interrupt is not None else approval and gate:
-        granted = value is True or (isinstance(value, dict) and bool(value.get("approved")))
-        body.update(approval=True, approved=granted)
-        if granted and isinstance(value, dict) and "input" in value:
-            body["input"] = value["input"]
-    return Resume(position=slot, value=value, state=state, id=interrupt_id), gate, call_input, body
+    body = answers.entry(interrupt_id, value)
+    if approval is True and (interrupt is None or interrupt.body.get("approval")):
+        # The answer is the approval's: a decision (admitted before the claim; a bare call log's is read here).
+        approval = decision(value, run_id=run_id, what=f"the approval of the call at position {slot}")
+        body.update(approval=True, approved=not isinstance(approval, Reject))
+        if isinstance(approval, Edit):
+            body["input"] = call_input = approval.input
+        elif isinstance(approval, Reject) and approval.reason is not None:
+            body["reason"] = approval.reason
+        return None, approval, call_input, body
+    return Resume(position=slot, value=value, state=state, id=interrupt_id), approval, call_input, body
+
+
+_NONE = object()
+
+
+def _listed(item: dict[str, Any]) -> str:
+    return f"{item['name']!r} at position {item['position']} (id {', '.join(item['ids'])})"

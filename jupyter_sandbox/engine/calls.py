@@ -225,7 +225,7 @@ class Calls:
                 child=request.body.get("child"),
                 data=children[0].data,
                 state=None,
-                interrupts=[{"id": i.id, "name": i.name, "data": i.data} for i in children],
+                interrupts=[{"id": i.id, "name": i.name, "data": i.data, "approval": i.approval} for i in children],
             )
             for child in children:
                 self.runner.interrupts.append(

@@ -120,7 +120,7 @@ async def _agent(
     resume = None
     if interrupt is not None and interrupt.body["id"] in answers.by_id:
         value = answers.by_id[interrupt.body["id"]]
-        writer.append("answer", 0, value=value, id=interrupt.body["id"])
+        writer.append("answer", 0, **answers.entry(interrupt.body["id"], value))
         resume = Resume(position=0, value=value, state=interrupt.body.get("state"), id=interrupt.body["id"])
     outcome = await call_action(agent, agent_input, resume, engine.executor, parent.limits.action_timeout)
     if outcome.kind == "interrupt":

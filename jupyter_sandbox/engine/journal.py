@@ -52,7 +52,7 @@ class Journal:
     def __init__(self, entries: list[Entry] | None = None):
         self.entries: list[Entry] = []
         self.slots: dict[int, _Slot] = {}
-        self.approvals: dict[int, Entry] = {}  # slot -> the answer that approved its call
+        self.decisions: dict[int, Entry] = {}  # slot -> the answer that decided its call's approval (the first)
         self.notes = 0
         self.console = 0  # console lines: bounded per attempt by Limits.console_lines, not by the entry cap
         self.open = 0  # requests without their completion: each has room kept for it under the caps
@@ -84,8 +84,8 @@ class Journal:
             slot.interrupt = None
         elif kind == "interrupt":
             slot.interrupt = entry
-        elif kind == "answer" and entry.body.get("approved"):
-            self.approvals[entry.slot] = entry
+        elif kind == "answer" and entry.body.get("approval"):
+            self.decisions.setdefault(entry.slot, entry)
 
     @property
     def attempts(self) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..actions import Action, Outcome, call_action
+from ..actions import Action, Outcome, call_action, needs_approval
 from ..errors import InputInvalid, StoreError
 from ..stores.rows import Entry
 from .answers import answer_for
@@ -144,9 +144,13 @@ class Requests:
         if self._open(item, "call") is None:
             # The optional fields only when set: most calls have no description, and every row is read back
             optional = {k: item[k] for k in ("description", "line") if item.get(k) is not None}
+            # Whether the call needs approval is decided once, here, and journaled: a resume in a process
+            # that registered the action otherwise (or a policy that would now say otherwise) changes nothing.
+            if action.approval is not False:
+                optional["approval"] = needs_approval(action, item["input"])
             self._request("call", item, op="call", name=name, input=item["input"], **optional)
-        resume, gate, call_input, answer = answer_for(
-            self.runner.journal, self.runner.answers, self.runner.run.id, slot, action.approval, item["input"]
+        resume, approval, call_input, answer = answer_for(
+            self.runner.journal, self.runner.answers, self.runner.run.id, slot, item["input"]
         )
         if answer is not None:
             self.runner.writer.append("answer", slot, **answer)
@@ -158,7 +162,7 @@ class Requests:
                 resume,
                 self.runner.engine.executor,
                 self.runner.limits.action_timeout,
-                gate=gate,
+                approval=approval,
                 inline=self.runner.calls.inline,
             ),
             on_loop=action.is_async,

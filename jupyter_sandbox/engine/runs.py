@@ -16,6 +16,7 @@ from typing import Any
 from ..actions import Action, Resume, json_copy
 from ..errors import (
     CallLogMismatchError,
+    Interrupt,
     LimitExceeded,
     RunBusyError,
     RunNotFound,
@@ -70,6 +71,8 @@ class Engine:
         self.executor: Executor = ActionPool()
         self.on_progress = on_progress
         self.sync_scripts: Callable[[], None] | None = None  # registers the store's saved scripts (saved.py)
+        # Who may answer: ``(identity, channel, interrupt) -> bool``, asked before an answer is recorded.
+        self.approvers: Callable[[str | None, str | None, Interrupt], Any] | None = None
 
     new_run_id = staticmethod(new_run_id)
 
@@ -139,6 +142,8 @@ class Engine:
             input=input,
             options={"strict": strict, "actions": actions, "limits": _limit_overrides(limits, self.limits)},
         )
+        if answers.given():
+            answers.stamp = self.store.answer_stamp(run.id)
         self.store.create_run(run)
         recorded_at = _bare_recorded(call_log) if call_log is not None else None
         return await self._drive(run, answers, observer or Observer(), limits, plan, recorded_at)
@@ -178,7 +183,7 @@ class Engine:
             answers.check()
             size = self.store.journal_bytes(run_id)  # before the read: an append after it shows as more bytes
             read = (Journal(self.store.entries(run_id)), size)
-            answers.refuse_unaddressed(read[0], run_id, run.status)
+            self.admit(answers, read[0], run_id, run.status)
         limits = limits or self._limits_of(run)
         before = (run.source, run.source_hash)
         edited = source is not None and source != run.source
@@ -194,6 +199,14 @@ class Engine:
             if edited and not isinstance(exc, (SandboxInterrupt, RunParked)):
                 self.store.update_run(run_id, source=before[0], source_hash=before[1])
             raise
+
+    def admit(self, answers: Answers, journal: Journal, run_id: str, status: str | None) -> None:
+        """Refuse what this process cannot answer as given (``Answers.admit``), then take the store's
+        witness for the answer entries (its clock; on PostgreSQL the database role), which refuses a
+        role the store does not let record answers. Nothing is recorded by a refusal."""
+        answers.admit(journal, run_id, status, lambda name: name in self.actions or name in self.agents, self.approvers)
+        if answers.given():
+            answers.stamp = self.store.answer_stamp(run_id)
 
     async def _drive(
         self,
@@ -511,14 +524,17 @@ class Engine:
         answers: dict[str, Any],
         observer: Observer | None = None,
         name: str | None = None,
+        **who: Any,
     ) -> RunResult:
-        """A new run that replays ``run_id``'s journal before ``at_seq`` and runs live after it."""
+        """A new run that replays ``run_id``'s journal before ``at_seq`` and runs live after it.
+
+        ``who``: ``by``, ``via``, ``process`` of the answers (``Answers``)."""
         run = self.store.get_run(run_id)
-        wanted = Answers(by_id=dict(answers), first=value)
+        wanted = Answers(by_id=dict(answers), first=value, **who)
         if wanted.given():  # answers must reach an interrupt open at the fork point; checked before it exists
             wanted.check()
             prefix = Journal([e for e in self.store.entries(run_id) if e.seq < at_seq])
-            wanted.refuse_unaddressed(prefix, run_id, f"at entry {at_seq}")
+            self.admit(wanted, prefix, run_id, f"at entry {at_seq}")
         fork = _like(
             run,
             kind="workflow",
@@ -532,7 +548,8 @@ class Engine:
         pending = self.pending(fork.id)
         if value is not None and pending:
             answers.setdefault(pending[0].id or "", value)
-        return await self._drive(fork, Answers(by_id=answers), observer or Observer(), self._limits_of(run), None, None)
+        answered = Answers(by_id=answers, stamp=wanted.stamp, **who)
+        return await self._drive(fork, answered, observer or Observer(), self._limits_of(run), None, None)
 
     # -- rollback ----------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from IPython.display import display
 
+from ..decisions import Approve, Edit, Reject
 from ..engine.attempt import Observer
 from ..errors import Interrupt, InvalidEdit, RunParked, SandboxError, SandboxInterrupt
 from ..stores.urls import masked, secrets_of
@@ -66,16 +67,17 @@ def same_store(a: Any, b: Any) -> bool:
 
 
 def answer_for(interrupt: Interrupt | dict[str, Any], choice: str, value: Any = None) -> Any:
-    """The answer a button sends: approve → ``True``; reject → ``{"approved": False, "reason": R}`` for an
-    approval (``False`` for another interrupt without a reason); edit → ``{"approved": True, "input": V}`` for
-    an approval, else ``V`` itself."""
+    """The answer a button sends, in its JSON form. For an approval: approve → ``Approve()`` (``true``),
+    reject → ``Reject(reason)`` (``false``, or ``{"approved": false, "reason": R}``), edit → ``Edit(V)``
+    (``{"approved": true, "input": V}``). For another interrupt: approve → ``true``, reject → ``false`` (or
+    ``{"approved": false, "reason": R}``), edit → ``V`` itself."""
     approval = interrupt.approval if isinstance(interrupt, Interrupt) else bool(interrupt.get("approval"))
     if choice == "approve":
-        return True
+        return Approve().to_json()
     if choice == "reject":
-        return {"approved": False, "reason": value or None} if approval or value else False
+        return Reject(value or None).to_json()
     if choice == "edit":
-        return {"approved": True, "input": value} if approval else value
+        return Edit(value).to_json() if approval else value
     raise ValueError(f"unknown choice {choice!r}: approve, reject or edit")
 
 
@@ -304,7 +306,10 @@ def answer_run(sb: Any, run_id: str, interrupt_id: str | None, choice: str, valu
     observer = _Fanout(cards(run_id, sb))
     try:
         outcome: Any = sb.resume(
-            doc["chain"][-1], answers={target["id"]: answer_for(target, choice, value)}, observer=observer
+            doc["chain"][-1],
+            answers={target["id"]: answer_for(target, choice, value)},
+            observer=observer,
+            channel="card",
         )
     except (SandboxError, TypeError, ValueError) as exc:  # a pause is an outcome too
         outcome = exc

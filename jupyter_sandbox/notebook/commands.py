@@ -276,33 +276,33 @@ def show(magics: Magics, sb: Sandbox, args: Any) -> None:
 @argument(
     "--reject", nargs="?", const="", metavar="REASON", help="reject the pending interrupt, with an optional reason"
 )
-@argument("--id", metavar="INTERRUPT", help="which interrupt to answer (default: the first pending one)")
+@argument("--id", metavar="INTERRUPT", help="which interrupt to answer (default: the only pending one)")
 @argument("--source", metavar="VAR", help="resume with the edited script in this variable (how a mismatch is taught)")
 @argument("-o", "--out", metavar="VAR", help="store the output in VAR when the run finishes")
 def resume(magics: Magics, sb: Sandbox, args: Any) -> None:
     """Resume a paused, parked, cancelled or failed run by replaying its journal; answer its interrupt."""
     run_id = resolve_run(sb, args.run)
-    answers = None
+    value, answers = None, None
     if args.answer is not None or args.reject is not None:
         pending = RunCard(sb, run_id).pending()
-        target = (
-            next((i for i in pending if i["id"] == args.id), None) if args.id else (pending[0] if pending else None)
-        )
-        if target is None:
+        if not pending:
             status = sb.status(run_id)
-            which = f"interrupt {args.id}" if args.id and pending else "interrupt"
             raise UsageError(
-                f"run {run_id} is {status} and has no pending {which} to answer"
+                f"run {run_id} is {status} and has no pending interrupt to answer"
                 + ("; `%sandbox fork` tries another answer" if status == "completed" else "")
             )
+        # Which interrupt it answers is the engine's to say (an unknown --id, or no --id with several
+        # open, is UnaddressedAnswer listing them): this only shapes a rejection for its kind.
+        target = next((i for i in pending if i["id"] == args.id), pending[0])
         value = _json(args.answer, "--answer") if args.answer is not None else answer_for(target, "reject", args.reject)
-        answers = {target["id"]: value}
+        if args.id:
+            value, answers = None, {args.id: value}
     source = magics.lookup(args.source, "--source") if args.source else None
     show_run(
         magics,
         sb,
         f"resume {args.run}",
-        lambda obs: sb.resume(run_id, answers=answers, source=source, observer=obs),
+        lambda obs: sb.resume(run_id, value, answers=answers, source=source, observer=obs, channel="magic"),
         run_id=run_id,
         out=args.out,
     )

@@ -204,6 +204,12 @@ class Store(Protocol):
         holds the run. Entries of a run the store does not have (a check's scratch store) are kept.
         """
 
+    def answer_stamp(self, run_id: str) -> dict[str, Any]:
+        """The store's witness for an answer about to be recorded in ``run_id``: ``answered_at`` (seconds,
+        the store's clock) and, on PostgreSQL, ``role`` (the server's ``current_user``, both taken in one
+        statement that tries recording an answer and rolls it back). ``AnswerRefused`` when the store does
+        not let this connection record answers (README, "Who approves"); nothing is written either way."""
+
     def copy_prefix(self, source_id: str, target_id: str, before_seq: int) -> int:
         """Copy the journal before ``before_seq`` and its attempts to another run (a fork); returns attempts copied."""
 

@@ -28,7 +28,7 @@ except ImportError as exc:  # an optional extra
         "a postgresql:// store needs psycopg 3 and psycopg_pool: pip install 'jupyter_sandbox[postgres]'"
     ) from exc
 
-from ..errors import StoreError
+from ..errors import AnswerRefused, StoreError
 from . import migrations
 from .base import OWNER
 from .common import Heartbeat, lease_seconds, store_timeout
@@ -241,6 +241,28 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
         return int(self._read("SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")[0][0])
 
     # -- the journal ---------------------------------------------------------------
+
+    def answer_stamp(self, run_id: str) -> dict[str, Any]:
+        """The role and the time from the server, in the one statement that tries to record an answer
+        (rolled back): a role the team's grants or row policies keep from recording answers is refused
+        here, before the resume claims the run, and nothing is written."""
+        with self._conn() as conn:
+            try:
+                with conn.transaction(force_rollback=True):
+                    row = conn.execute(
+                        "INSERT INTO run_journal (run_id, seq, kind, body) VALUES (%s, -1, 'answer', ''::bytea) "
+                        f"RETURNING current_user::text, {_NOW}",
+                        (run_id,),
+                    ).fetchone()
+            except psycopg.errors.InsufficientPrivilege as exc:
+                role = scalar(conn, "SELECT current_user::text")
+                raise AnswerRefused(
+                    f"run {run_id}: the database role {role!r} may not record answers in {self.path} "
+                    f"({reason(exc)}); nothing was recorded and the run still waits",
+                    run_id=run_id,
+                ) from exc
+        assert row is not None
+        return {"answered_at": float(row[1]), "role": str(row[0])}
 
     def append(self, run_id: str, entries: list[tuple[Entry, bytes]]) -> None:
         """Commit entries in one statement (one round trip), refused once their attempt lost the run.

@@ -252,6 +252,7 @@ SCHEMAS: dict[str, Schema] = {
         "line": (False, OPT_INT),
         "imported": (False, BOOL),
         "version": (False, _count(1, MAX_COUNT)),  # a saved script's: the version the call ran
+        "approval": (False, BOOL),  # the call waits for a human (decided once, when it was first made)
     },  # served from a bare call log, journaled as served
     "result": {"ok": (True, BOOL), "value": (False, ANY), "error": (False, _error_record)},
     "now": {"value": (True, _number)},
@@ -275,7 +276,14 @@ SCHEMAS: dict[str, Schema] = {
         "id": (True, STR),
         "approval": (False, BOOL),
         "approved": (False, BOOL),
-        "input": (False, ANY),
+        "input": (False, ANY),  # an edit's: the input that ran
+        "reason": (False, OPT_STR),
+        # who, how and when (docs/journal.md): the identity, the channel, host:pid, the store's clock, the DB role
+        "by": (False, STR),
+        "via": (False, STR),
+        "process": (False, STR),
+        "answered_at": (False, _number),
+        "role": (False, STR),
     },
     "console": {**_NOTE, "level": (True, STR), "message": (True, STR)},
     "log": {**_NOTE, "level": (True, STR), "message": (True, STR), "data": (False, ANY)},

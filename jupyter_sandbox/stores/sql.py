@@ -397,6 +397,9 @@ class SQLStore(ScriptsTable, Generic[C]):
     def journal_bytes(self, run_id: str) -> int:
         return int(self._read(self._sql(_JOURNAL_BYTES), (run_id,))[0][0])
 
+    def answer_stamp(self, run_id: str) -> dict[str, Any]:
+        return {"answered_at": time.time()}  # the store is a file on this machine: its clock is this one's
+
     def copy_prefix(self, source_id: str, target_id: str, before_seq: int) -> int:
         """Copy a run's journal before ``before_seq`` (and its attempts) to another run (a fork); attempts copied."""
         with self._tx() as conn:

@@ -1,0 +1,118 @@
+"""In a real JupyterLab and Chromium: Edit & approve on a run card, and the card then says who approved,
+how and when, and shows the input that ran with its difference from the proposal (light and dark theme).
+
+Screenshots: /tmp/shots/approvals-light.png and approvals-dark.png (their paths are printed with ``-s``).
+Run alone: ``python -m pytest tests/test_browser_approvals.py -m browser -q -s``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from browser_support import CHROMIUM_ARGS, JupyterLab, descendants, ensure_chromium, shut_down
+from nbformat.v4 import new_code_cell, new_notebook
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
+SHOTS = Path("/tmp/shots")
+
+SETUP = """\
+import os
+os.environ["JUPYTERHUB_USER"] = "ada@lab"  # who approves: before the notebook's Sandbox exists
+import jupyter_sandbox as js
+%config SandboxMagics.store = {store!r}
+paid = []
+
+@js.action(approval=True)
+def pay(order):
+    paid.append(order)
+    return {{"paid": order["total"], "to": order["to"]}}
+"""
+PAY = '%%sandbox --name refund -o out\nreturn await actions.pay({total: 120, to: "bo"})'
+SHOW = 'print("paid", paid)'
+CELLS = ["%load_ext jupyter_sandbox", None, PAY, SHOW]
+PAY_CELL, SHOW_CELL = 2, 3
+
+KERNEL_IDLE = """() => {
+  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const kernel = panel && panel.sessionContext && panel.sessionContext.session && panel.sessionContext.session.kernel;
+  return Boolean(kernel && kernel.status === 'idle' && panel.content && panel.content.widgets.length === %d);
+}"""
+
+
+def test_the_card_after_edit_and_approve_shows_who_approved_and_the_input_that_ran(tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = ensure_chromium()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    root, home = tmp_path / "root", tmp_path / "home"
+    root.mkdir()
+    home.mkdir()
+    store = tmp_path / "store" / "runs.sqlite"
+    nb = new_notebook(cells=[new_code_cell(c if c is not None else SETUP.format(store=str(store))) for c in CELLS])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nbformat.write(nb, root / "approve.ipynb")
+    baseline = set(descendants(os.getpid()))
+    ours: dict[int, int] = {}
+    left: dict[int, str] = {}
+    lab = JupyterLab(root, home)
+    pw = browser = page = None
+    light, dark = SHOTS / "approvals-light.png", SHOTS / "approvals-dark.png"
+    try:
+        lab.start()
+        pw = sync_playwright().start()
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1100, "height": 1400})
+        page.set_default_timeout(30_000)
+        expect.set_options(timeout=30_000)
+        page.goto(f"{lab.url}/lab/tree/approve.ipynb")
+        page.wait_for_function(KERNEL_IDLE % len(CELLS), timeout=45_000)
+        cells = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")
+        expect(cells).to_have_count(len(CELLS))
+        lab.remember()
+        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+        card = cells.nth(PAY_CELL).locator(".jp-Cell-outputArea .jsbx-card")
+        expect(card.locator('button[data-act="approve"]')).to_be_enabled()
+        page.wait_for_function(KERNEL_IDLE % len(CELLS), timeout=60_000)
+        lab.remember()
+
+        # Edit & approve: open the editor, change the total, click.
+        # (a redraw keeps the editor open: its details carry a data-key)
+        card.locator("details.jsbx-edit summary").click()
+        expect(card.locator("textarea.jsbx-edited")).to_be_visible()
+        card.locator("textarea.jsbx-edited").fill('{"total": 90, "to": "bo"}')
+        card.locator('button[data-act="edit"]').click()
+        expect(card.locator(".jsbx-card-head .jsbx-status")).to_have_attribute("data-status", "completed")
+        answered = card.locator(".jsbx-answered")
+        expect(answered).to_contain_text("pay approved by ada@lab via card, ")
+        expect(answered).to_contain_text("ran with")
+        expect(answered.locator('[data-role="changes"]')).to_contain_text("$.total: 120 → 90")
+        text = answered.inner_text()
+        assert "proposed" in text and '"total": 120' in text and '"total": 90' in text, text
+        page.evaluate("(i) => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = i; }", SHOW_CELL)
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-cell')")
+        expect(cells.nth(SHOW_CELL).locator(".jp-Cell-outputArea")).to_contain_text("paid [{'total': 90, 'to': 'bo'}]")
+        cells.nth(PAY_CELL).locator(".jp-Cell-outputArea").screenshot(path=str(light))
+
+        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+        time.sleep(0.5)
+        cells.nth(PAY_CELL).locator(".jp-Cell-outputArea").screenshot(path=str(dark))
+        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+        lab.remember()
+        print(f"\nscreenshots: {light}, {dark}")
+    except BaseException as exc:
+        if page is not None:
+            try:
+                page.screenshot(path=str(SHOTS / "approvals-failure.png"))
+            except Exception:
+                pass
+        print(f"\njupyter lab log tail:\n{lab.log_tail()}")
+        raise exc
+    finally:
+        expect.set_options(timeout=5_000)
+        left = shut_down(lab, baseline, browser, pw, ours)
+    assert not left, f"processes left behind: {left}"
