@@ -228,3 +228,15 @@ def test_a_signal_to_a_child_of_a_completed_run_is_refused_naming_its_top_level_
         sb.signal(child, "go")
     assert "continued as" not in str(info.value)
     sb.close()
+
+
+def test_a_signal_to_a_rolled_back_run_is_refused_for_it_never_resumes(store_url):
+    sb = Sandbox(store_url)
+    with pytest.raises(RunParked) as info:
+        sb.eval("return await ctx.waitForEvent({kind: 'go'})")
+    run_id = info.value.run_id
+    assert sb.rollback(run_id).status == "rolled_back"
+    with pytest.raises(RunStateError, match="rolled back"):
+        sb.signal(run_id, {"kind": "go"})
+    assert sb.store.pending_signals(run_id) == []
+    sb.close()

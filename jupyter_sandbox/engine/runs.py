@@ -30,7 +30,7 @@ from ..errors import (
 from ..results import CheckReport, RollbackResult, RunResult
 from ..source import line_starts
 from ..stores.base import RunRow, Store, new_run_id, source_hash
-from ..stores.rows import RunStatus
+from ..stores.rows import ENDED, RunStatus
 from . import children
 from .answers import Answers
 from .attempt import Attempt, AttemptResult, Observer
@@ -403,16 +403,17 @@ class Engine:
         """Queue an event for a run; if the run that waits on it is parked, resume it now.
 
         The event reaches whichever run of ``run_id``'s tree waits for it: a child run through its
-        top-level run, a successor through the run it continued. A run that completed refuses it.
+        top-level run, a successor through the run it continued. A run that completed or was rolled back
+        (it never resumes) refuses it.
         """
         event = json_copy(event, "the signal's event")
         queue, top, via = self._addressee(run_id)
-        if top.status == "completed":
+        if top.status in ENDED:
             shown = run_id if top.id == run_id else f"{run_id} ({via} {top.id})"
             raise RunStateError(
-                f"run {shown} is completed: nothing will wait for this event any more",
+                f"run {shown} is {top.status.replace('_', ' ')}: nothing will wait for this event any more",
                 run_id=top.id,
-                status="completed",
+                status=top.status,
             )
         cap = self._limits_of(top).journal_bytes
 

@@ -464,6 +464,8 @@ RunStatus = Literal[
     "rolled_back",
 ]
 RUN_STATUSES: frozenset[str] = frozenset(get_args(RunStatus))
+# The statuses no resume leaves: a signal to a run in one would never be taken, so it is refused.
+ENDED: frozenset[str] = frozenset({"completed", "rolled_back"})
 
 
 # column -> rule, for the columns SQLite types loosely (a damaged file can hold text in a REAL column).

@@ -24,7 +24,7 @@ from ..errors import RunBusyError, RunNotFound, RunStateError, StoreError
 from . import migrations
 from .base import OWNER, RunRow
 from .common import ACTIVE, BLOBS, COLUMNS, Heartbeat, lease_held, lease_lost, run_from_values
-from .rows import Entry, RunStatus, decode_journal, decode_value
+from .rows import ENDED, Entry, RunStatus, decode_journal, decode_value
 from .scripts import ScriptsTable
 
 __all__ = ["DUE", "RESERVE_DUE", "Dialect", "SQLStore", "due_order", "render", "scalar"]
@@ -455,9 +455,11 @@ class SQLStore(ScriptsTable, Generic[C]):
         row = conn.execute(self._sql("SELECT status FROM runs WHERE id = ?{for_update}"), (run_id,)).fetchone()
         if row is None:
             raise RunNotFound(run_id)
-        if row[0] == "completed":
+        if row[0] in ENDED:
             raise RunStateError(
-                f"run {run_id} is completed: a signal to it would never be delivered", run_id=run_id, status=row[0]
+                f"run {run_id} is {row[0].replace('_', ' ')}: a signal to it would never be delivered",
+                run_id=run_id,
+                status=row[0],
             )
         if row[0] == "parked":
             conn.execute(self._sql("UPDATE runs SET wake_at = 0 WHERE id = ?"), (run_id,))
