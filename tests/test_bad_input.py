@@ -954,3 +954,9 @@ def test_wrong_argument_types_are_named(tmp_path, call):
     assert (type(exc) in (TypeError, ValueError) and "argument" not in str(exc).split(" of type")[0]) or (
         call == "import" and type(exc).__name__ == "StoreError"
     ), f"{type(exc).__name__}: {exc}"
+
+
+def test_a_memory_limit_past_what_the_engine_can_set_is_refused_where_limits_are_made():
+    with pytest.raises(ValueError, match="Limits.memory_bytes must be at most"):
+        Limits(memory_bytes=2**70)
+    assert Limits(memory_bytes=sys.maxsize).memory_bytes == sys.maxsize

@@ -8,6 +8,7 @@ and the test in that file fails when the two differ.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -84,6 +85,8 @@ class Limits:
         # engine thread's (QuickJS's own check must fire before the real stack overflows).
         if self.memory_bytes < MIN_MEMORY:
             raise ValueError(f"Limits.memory_bytes must be at least {MIN_MEMORY // 2**20} MiB, got {self.memory_bytes}")
+        if self.memory_bytes > sys.maxsize:  # QuickJS takes the limit as a C size
+            raise ValueError(f"Limits.memory_bytes must be at most {sys.maxsize:,} bytes, got {self.memory_bytes:,}")
         if not MIN_STACK <= self.stack_bytes <= MAX_STACK:
             raise ValueError(
                 f"Limits.stack_bytes must be between {MIN_STACK // 1024} KiB and "
