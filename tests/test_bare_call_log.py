@@ -131,3 +131,14 @@ def test_a_value_that_is_not_json_deep_in_a_long_call_log_is_named_at_its_positi
     with pytest.raises(Exception) as info:
         world.eval(LOOP, input=40, call_log=log)
     assert "call_log[27]" in str(info.value) and getattr(info.value, "position", None) == 27
+
+
+def test_large_values_a_bare_call_log_served_are_handed_over_in_parts(world, monkeypatch):
+    n, big = 12, "x" * 400_000  # 4.8 MB served in all: handed over about every megabyte, not held to the end
+    log = [{"type": "action", "name": "lookup", "input": str(i), "response": big + str(i)} for i in range(n)] + [None]
+    crossings = _counting_deliveries(monkeypatch)
+    with pytest.raises(SandboxInterrupt) as info:
+        world.eval(LOOP, input=n, call_log=log)
+    assert crossings[0] >= n + 3
+    journaled = world.call_log(info.value.run_id)
+    assert [e["response"] for e in journaled[:n]] == [big + str(i) for i in range(n)]

@@ -300,7 +300,13 @@ function push(text) {
   joinServed();
   queue = queue === "" ? text : queue + "," + text;
 }
-function pushServed(text) { served = served === "" ? text : served + "," + text; }
+// A batch past this many characters joins the queue at once (the next ``deliver`` hands it over): large served
+// values are not held twice in the realm's memory for the whole replay.
+const SERVED_BATCH = 1 << 20;
+function pushServed(text) {
+  served = served === "" ? text : served + "," + text;
+  if (served.length > SERVED_BATCH) joinServed();
+}
 
 function scriptLocation() {
   // The first frame below lineOffset's block is the script's own line.
