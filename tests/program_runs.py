@@ -251,7 +251,8 @@ def normalize_call_log(log: list) -> list:
         entry = normalize(entry)
         error = entry.get("error")
         if isinstance(error, dict) and error.get("name") == "Rejected":
-            entry["error"] = {**error, "message": "<rejected>"}
+            # the reference's stand-in is a Python exception, so it carries a traceback a human's rejection has not
+            entry["error"] = {**{k: v for k, v in error.items() if k != "traceback"}, "message": "<rejected>"}
         out.append(entry)
     return out
 
