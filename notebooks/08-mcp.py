@@ -101,7 +101,9 @@ return note.text;
 # %%
 from jupyter_sandbox.notebook.cards import cards
 
-cards()[-1].approve().output
+card = cards()[-1]
+card.approve()  # nothing left to do if you clicked Approve in the card already
+card.doc["status"]
 
 # %% tags=["nbval-check-output"]
 print(sb.runs()[0].status, repr(sb.runs()[0].output))
@@ -192,3 +194,15 @@ print(done["status"], done["output"])
 # * `jupyter-sandbox mcp` (or `python -m jupyter_sandbox.mcp`): the sandbox as an MCP server with
 #   `run_script`, `resume_run`, `get_run`, `list_runs` and `describe_actions`; a paused run waits for a
 #   human anywhere the store is shared.
+
+# %% [markdown]
+# ## Clean up
+#
+# The files this notebook wrote beside itself (in a real project the server and the actions live
+# in your package).
+
+# %%
+for name in ("notes_server.py", "tutorial_actions.py", "mcp-server.log"):
+    Path(name).unlink(missing_ok=True)
+for cached in Path("__pycache__").glob("tutorial_actions.*.pyc"):
+    cached.unlink()

@@ -446,6 +446,17 @@ def test_resume_in_another_cell_refreshes_the_first_card_and_fills_its_out(ip):
     assert ip.user_ns["out"] == {"sent": "ana"}  # the first cell's -o, though another cell resumed it
 
 
+def test_a_resume_cell_after_a_click_shows_the_outcome_and_fills_its_variable(ip):
+    cell(ip, "--name clicked", APPROVE)
+    comm = attach(card().run_id)
+    comm.click(type="answer", interrupt_id=card().doc["pending"][0]["id"], choice="approve")
+    assert comm.docs()[-1]["status"] == "completed"
+    result, cap = cell(ip, "%sandbox resume clicked --answer true -o later", None)
+    assert result.success and "already answered and has completed" in cap.stdout
+    assert ip.user_ns["later"] == {"sent": "ana"} and len(ip.user_ns["calls"]["send"]) == 1
+    assert card().doc["status"] == "completed"
+
+
 def test_resume_answers_or_rejects(ip):
     cell(ip, "--name a", APPROVE)
     cell(ip, "--name b", APPROVE)
@@ -454,7 +465,7 @@ def test_resume_answers_or_rejects(ip):
     cell(ip, "%sandbox resume b --reject 'not now' -o out", None)
     assert ip.user_ns["out"] == {"rejected": "send was rejected: not now"}
     result, cap = cell(ip, "%sandbox resume a --answer true", None)
-    assert "is completed and has no pending interrupt to answer" in cap.stderr
+    assert "already answered and has completed" in cap.stdout and result.success
     result, cap = cell(ip, "%sandbox resume a", None)
     assert "RunStateError: run" in cap.stdout and "is completed" in cap.stdout and "Traceback" not in cap.stdout
     result, cap = cell(ip, "%sandbox resume nope", None)

@@ -285,6 +285,13 @@ def resume(magics: Magics, sb: Sandbox, args: Any) -> None:
     value, answers = None, None
     if args.answer is not None or args.reject is not None:
         pending = RunCard(sb, run_id).pending()
+        if not pending and sb.status(run_id) == "completed" and not args.id:
+            # answered meanwhile (a click on its card): show how it ended, as the resume would have
+            print(f"run {run_id} was already answered and has completed")
+            if args.out:
+                OutputVar(magics.shell.user_ns, args.out)(sb.store.get_run(_last_of(sb, run_id)).output)
+            RunCard(sb, run_id, f"resume {args.run}", out_name=args.out).show()
+            return
         if not pending:
             status = sb.status(run_id)
             raise UsageError(
@@ -306,6 +313,14 @@ def resume(magics: Magics, sb: Sandbox, args: Any) -> None:
         run_id=run_id,
         out=args.out,
     )
+
+
+def _last_of(sb: Sandbox, run_id: str) -> str:
+    """The last run of ``run_id``'s ``continueAsNew`` chain (the one whose output is the chain's)."""
+    row = sb.store.get_run(run_id)
+    while row.status == "continued" and row.successor:
+        row = sb.store.get_run(row.successor)
+    return row.id
 
 
 @magic_arguments(name="sandbox signal")
