@@ -117,6 +117,8 @@ class RunCard:
         self.doc: dict[str, Any] = {}
         self._push_at = 0.0
         self._redraw_cost = 0.0  # how long the last live redraw took
+        self._poked_at = 0.0  # when the waiting live redraw was asked for
+        self._drawn_at = 0.0  # when the last redraw began
         self._timer: threading.Timer | None = None
         self.progress: dict[str, Any] | None = None  # the merged ctx.progress patches of its run in this kernel
         self._drawing = threading.Lock()  # one redraw at a time, so the newest document is the one left drawn
@@ -175,9 +177,13 @@ class RunCard:
             self.run_id, self.chain = run_id, [run_id]
             _watch()
 
-    def refresh(self) -> dict[str, Any]:
-        """Re-read the store; redraw this card's output and its renderers; fill ``-o`` on completion."""
+    def refresh(self, since: float | None = None) -> dict[str, Any]:
+        """Re-read the store; redraw this card's output and its renderers; fill ``-o`` on completion.
+        ``since``: only if no redraw began after that moment (``time.monotonic()``)."""
         with self._drawing:
+            if since is not None and self._drawn_at >= since:
+                return self.doc  # a newer redraw (the run's last, full one) already read the store
+            self._drawn_at = time.monotonic()
             doc = self.document()
             self._fill(doc)  # -o first: whoever sees the card completed (a cell reading .doc) finds the output set
             self.doc = doc
@@ -202,18 +208,26 @@ class RunCard:
         with _lock:
             if self._timer is not None:
                 return
+            self._poked_at = time.monotonic()
             spacing = max(PUSH_SECONDS, self._redraw_cost / REDRAW_SHARE)
             wait = max(self._push_at + spacing - time.monotonic(), 0.05)
             self._timer = threading.Timer(wait, self._flush)
             self._timer.daemon = True
             self._timer.start()
 
+    def unpoke(self) -> None:
+        """Drop a live redraw still waiting: a full one is about to be made."""
+        with _lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
     def _flush(self) -> None:
         with _lock:
-            self._timer = None
+            self._timer, poked = None, self._poked_at
         started = time.monotonic()
         try:
-            self.refresh()
+            self.refresh(since=poked)
         except SandboxError:  # the store closed meanwhile: nothing left to show
             pass
         self._push_at = time.monotonic()
@@ -285,6 +299,7 @@ def publish(run_id: str | None, sb: Any = None) -> None:
         return
     shown = cards(run_id, sb)
     for card in shown:
+        card.unpoke()  # the run's last live redraw would only repeat this one, later
         card.refresh()
     if not shown:
         for link in _links(run_id, sb):
