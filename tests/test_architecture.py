@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import grimp
 import pytest
+from typecheck import flagged_lines
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +95,20 @@ def test_stores_never_import_the_engine(graph):
 def test_the_cycle_check_counts_imports_made_only_for_annotations(graph):
     # saved.py names the engine only under ``if TYPE_CHECKING:``; the graph the cycle check reads still has it.
     assert graph.direct_import_exists(importer="jupyter_sandbox.saved", imported="jupyter_sandbox.engine.runs")
+
+
+TOOL_OVER = """
+from jupyter_sandbox import Sandbox
+from jupyter_sandbox.agents.tool import SandboxTool
+from jupyter_sandbox.notebook.card_doc import card_document
+
+SandboxTool(Sandbox())
+card_document(Sandbox(), "r-1")
+SandboxTool(object())  # line 8: not a sandbox
+card_document("sb", "r-1")  # line 9
+"""
+
+
+@pytest.mark.slow
+def test_the_agents_and_notebook_layers_type_the_sandbox_they_are_given(tmp_path):
+    assert flagged_lines(TOOL_OVER, tmp_path) == [8, 9]

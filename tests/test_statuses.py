@@ -4,6 +4,7 @@ server's ``get_run`` and ``list_runs``, the card, ``%sandbox runs``; a status fi
 from __future__ import annotations
 
 import pytest
+from typecheck import flagged_lines
 
 from jupyter_sandbox import Sandbox, SandboxInterrupt
 from jupyter_sandbox.errors import InvalidValue, SandboxError
@@ -103,18 +104,4 @@ word: Status = "interrupted"  # line 14: a stored status, not a word
 
 @pytest.mark.slow
 def test_mypy_rejects_a_misspelt_status_or_outcome(tmp_path):
-    from mypy import api
-
-    script = tmp_path / "statuses.py"
-    script.write_text(MISSPELT)
-    report, _, _ = api.run(
-        [
-            "--follow-imports=silent",
-            "--ignore-missing-imports",
-            "--no-incremental",
-            "--python-version=3.10",
-            str(script),
-        ]
-    )
-    flagged = sorted({int(line.split(":")[1]) for line in report.splitlines() if ": error:" in line})
-    assert flagged == [11, 12, 13, 14], report
+    assert flagged_lines(MISSPELT, tmp_path) == [11, 12, 13, 14]

@@ -38,6 +38,7 @@ from typing import Any
 
 from ..errors import McpError, ServerFailed, ToolFailed
 from .catalog import ActionSpec, check_schema
+from .facade import SandboxLike
 
 __all__ = ["McpServer", "ServerFailed", "ToolFailed", "close_all", "connect"]
 
@@ -365,7 +366,7 @@ def close_all(servers: dict[str, McpServer]) -> None:
 
 
 def connect(
-    sandbox: Any,
+    sandbox: SandboxLike,
     servers: dict[str, McpServer],
     name: str,
     command: Sequence[str],

@@ -36,6 +36,7 @@ from ..errors import (
 )
 from ..results import RunResult
 from .content import excerpt, render
+from .facade import SandboxLike
 from .typescript import declarations
 
 __all__ = ["SandboxTool", "ToolResult"]
@@ -129,7 +130,7 @@ class SandboxTool:
 
     def __init__(
         self,
-        sandbox: Any,
+        sandbox: SandboxLike,
         name: str = "sandbox",
         *,
         actions: Iterable[str] | None = None,

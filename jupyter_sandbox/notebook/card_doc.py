@@ -23,6 +23,7 @@ import statistics
 import time
 from typing import Any
 
+from ..agents.facade import SandboxLike
 from ..errors import RunNotFound
 from ..results import status_word
 
@@ -201,7 +202,7 @@ def _grouped(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def full_rows(sb: Any, run_id: str) -> list[dict[str, Any]]:
+def full_rows(sb: SandboxLike, run_id: str) -> list[dict[str, Any]]:
     """Every journal entry of the run's chain as a row, ungrouped: "show the full journal"."""
     return [r for rid in sb.chain(run_id) for r in _rows(sb.timeline(rid), group=False)]
 
@@ -290,7 +291,12 @@ _ABSENT = object()
 
 
 def card_document(
-    sb: Any, run_id: str, *, title: str | None = None, out_var: str | None = None, error_in_cell: int | None = None
+    sb: SandboxLike,
+    run_id: str,
+    *,
+    title: str | None = None,
+    out_var: str | None = None,
+    error_in_cell: int | None = None,
 ) -> dict[str, Any]:
     """The card of ``run_id`` as the store has it now (a JSON document, see the module doc)."""
     try:

@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..agents.facade import SandboxLike
+
 __all__ = ["BACKOFF", "LISTEN_SECONDS", "POLL_SECONDS", "Watch", "signature"]
 
 log = logging.getLogger("jupyter_sandbox")
@@ -32,10 +34,11 @@ Shown = tuple[str, list[Any], list[Any]]  # a run id, the cards showing it, the 
 Watched = Callable[[], dict[Any, list[Shown]]]  # every Sandbox with runs shown, and those runs
 
 
-def signature(sb: Any, run_id: str) -> tuple[Any, ...]:
+def signature(sb: SandboxLike, run_id: str) -> tuple[Any, ...]:
     """What a card shows of a run's rows, along its ``continueAsNew`` chain: a change here is worth a redraw.
     A running run's journal grows without touching its row, so its size is part of it."""
-    sig, row, n = [], sb.store.get_run(run_id), 0
+    sig: list[Any] = []
+    row, n = sb.store.get_run(run_id), 0
     sig.append((row.status, row.updated, row.attempt))
     while row.status == "continued" and row.successor and n < 1000:
         row, n = sb.store.get_run(row.successor), n + 1
@@ -62,7 +65,7 @@ def _redraw(shown: list[Any], links: list[Any], live: bool = False) -> None:
 
 
 def _redraw_if_moved(
-    sb: Any, run_id: str, shown: list[Any], links: list[Any], signatures: dict[tuple[Any, str], tuple[Any, ...]]
+    sb: SandboxLike, run_id: str, shown: list[Any], links: list[Any], signatures: dict[tuple[Any, str], tuple[Any, ...]]
 ) -> tuple[Any, ...] | None:
     """Redraw what shows ``run_id`` if its ``signature`` moved since ``signatures`` last saw it (also at first
     sight: it may have moved since it was drawn). Returns the signature, or None when the run cannot be read."""

@@ -31,6 +31,7 @@ from typing import Any
 
 from IPython.display import display
 
+from ..agents.facade import SandboxLike
 from ..decisions import Approve, Edit, Reject
 from ..engine.attempt import Observer
 from ..errors import Interrupt, InvalidEdit, RunParked, SandboxError, SandboxInterrupt
@@ -50,7 +51,7 @@ _CARDS: deque[RunCard] = deque(maxlen=500)
 _LINKS: dict[str, list[_Link]] = {}  # run id -> comms of renderers showing it
 
 
-def cards(run_id: str | None = None, sb: Any = None) -> list[RunCard]:
+def cards(run_id: str | None = None, sb: SandboxLike | None = None) -> list[RunCard]:
     """This kernel's cards, newest last; of one run only if ``run_id`` is given, in ``sb``'s store only if
     ``sb`` is given (a run imported into another store has the same id: it is another run)."""
     with _lock:
@@ -99,7 +100,7 @@ class RunCard:
 
     def __init__(
         self,
-        sb: Any,
+        sb: SandboxLike,
         run_id: str | None = None,
         title: str | None = None,
         store_output: Callable[[Any], None] | None = None,
@@ -293,7 +294,7 @@ class _Live(Observer):
         self._seen(run_id)
 
 
-def publish(run_id: str | None, sb: Any = None) -> None:
+def publish(run_id: str | None, sb: SandboxLike | None = None) -> None:
     """The run changed in this kernel: refresh every card (and renderer) showing it (in ``sb``'s store, if given)."""
     if not run_id:
         return
@@ -306,7 +307,7 @@ def publish(run_id: str | None, sb: Any = None) -> None:
             link.refresh()
 
 
-def answer_run(sb: Any, run_id: str, interrupt_id: str | None, choice: str, value: Any = None) -> Any:
+def answer_run(sb: SandboxLike, run_id: str, interrupt_id: str | None, choice: str, value: Any = None) -> Any:
     """Resume ``run_id`` with one answer if that interrupt is still open, else refresh its cards; its outcome."""
     doc = card_document(sb, run_id)
     open_ = doc.get("pending") or []
@@ -353,7 +354,7 @@ class _Fanout(Observer):
 class _Link:
     """One renderer's comm, showing one run."""
 
-    def __init__(self, comm: Any, sb: Any, run_id: str, title: str | None = None, out_var: str | None = None):
+    def __init__(self, comm: Any, sb: SandboxLike, run_id: str, title: str | None = None, out_var: str | None = None):
         self.comm, self.sb, self.run_id = comm, sb, run_id
         self.title, self.out_var = title, out_var  # as the saved card showed them
         self.sent = 0
@@ -402,7 +403,7 @@ class _Link:
             self.refresh()
 
 
-def _links(run_id: str | None, sb: Any = None) -> list[_Link]:
+def _links(run_id: str | None, sb: SandboxLike | None = None) -> list[_Link]:
     with _lock:
         return [link for link in _LINKS.get(run_id or "", []) if sb is None or same_store(link.sb, sb)]
 
