@@ -209,4 +209,4 @@ assert run.name == "stuck" and run.status == "cancelled", run.status
     ]
     nb = run(tmp_path, second)
     listing = nb.cells[1].outputs[0]["data"]["text/plain"]
-    assert re.search(r"later\s+interrupted", listing), listing
+    assert re.search(r"later\s+paused", listing), listing
