@@ -222,3 +222,31 @@ def test_an_opener_frozen_anywhere_inside_open_blocks_no_other_process_inserting
     assert opener.returncode == 0 and stops >= 3
     assert {r.id for r in store.list_runs()} == set(inserted)
     store.close()
+
+
+def test_two_processes_migrating_an_empty_schema_at_once_both_succeed_and_it_is_migrated_once(postgres_url):
+    import psycopg
+
+    key = "SELECT hashtext('jupyter_sandbox:' || current_schema())"
+    with psycopg.connect(postgres_url, autocommit=True) as holder:  # the migration lock, held while both queue
+        holder.execute(f"SELECT pg_advisory_lock(({key}))")
+        outcomes: list = []
+        threads = [
+            threading.Thread(target=lambda: outcomes.append(_called(lambda: open_store(postgres_url))), daemon=True)
+            for _ in range(2)
+        ]
+        for thread in threads:
+            thread.start()
+        waiting = "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+        for _ in range(HANG * 10):  # both have read the schema (empty) and wait for the lock
+            if holder.execute(waiting).fetchone()[0] == 2:
+                break
+            threading.Event().wait(0.1)
+        holder.execute(f"SELECT pg_advisory_unlock(({key}))")
+        for thread in threads:
+            thread.join(HANG)
+    assert len(outcomes) == 2 and not any(isinstance(o, Exception) for o in outcomes), outcomes
+    # One did the work; the other found it done under the lock.
+    assert sorted(store.migrated_from for store in outcomes) == [0, migrations.latest()]
+    for store in outcomes:
+        store.close()

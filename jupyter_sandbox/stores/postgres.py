@@ -76,6 +76,9 @@ class _Lost(StoreError):
     """The session ended under a statement (restart, terminated backend, idle timeout): its outcome unknown."""
 
 
+_MIGRATION_LOCK = "hashtext('jupyter_sandbox:' || current_schema())"  # one migrator per schema
+
+
 class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
     """Runs and journals in PostgreSQL: the ``Store`` contract (base.py). ``url`` is a libpq URL.
 
@@ -132,9 +135,11 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
 
     def _migrate(self, conn: psycopg.Connection[Any], version: int) -> tuple[int, int]:
         """Bring the schema up to date under an advisory lock, or say who can (a role without CREATE)."""
+        # A session lock, taken before the transaction: a transaction that began before another migrator
+        # committed would read the catalog as it was then (tables missing) and create them a second time.
+        conn.execute(f"SELECT pg_advisory_lock({_MIGRATION_LOCK})")
         try:
             with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(hashtext('jupyter_sandbox:' || current_schema()))")
                 fresh = bool(scalar(conn, "SELECT to_regclass('meta') IS NULL"))  # again, now under the lock
                 done = self._bring_up_to_date(conn, fresh, SCHEMA)
                 if not scalar(conn, _HAS_TRIGGER):  # only once: a trigger change locks the table
@@ -143,6 +148,9 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
                 return done
         except psycopg.errors.InsufficientPrivilege as exc:
             raise migrations.out_of_date(self.path, version, self._why(exc)) from exc
+        finally:
+            if not conn.closed and not conn.broken:  # a lost session released it already
+                conn.execute(f"SELECT pg_advisory_unlock({_MIGRATION_LOCK})")
 
     def migrate(self) -> tuple[int, int]:
         """Bring the store up to this version (``Store.migrate``), as the schema's owner."""
