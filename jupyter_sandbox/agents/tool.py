@@ -258,15 +258,13 @@ class SandboxTool:
         return self._with_answers(result, run_id)
 
     def _with_answers(self, result: ToolResult, run_id: str) -> ToolResult:
-        """The result with who answered the run, as its journal says (also in ``content``, for the model)."""
+        """The result with who answered the run, as its journal says (for the program: ``content``, the
+        model's text, stays as it was, the same on every machine)."""
         try:
             entries = self.sandbox.run(run_id).entries
         except SandboxError:
             return result
         result.answers = answered(entries)
-        lines = [f"- {_said(a)}" for a in result.answers if "approved" in a]
-        if lines:
-            result.content += "answers:\n" + "\n".join(lines) + "\n"
         return result
 
     def result(self, run_id: str) -> ToolResult:
@@ -430,26 +428,6 @@ def answered(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for e in entries
         if e.get("kind") == "answer"
     ]
-
-
-def _said(answer: dict[str, Any]) -> str:
-    """``pay approved by ada@lab via card`` (an edit: ``with input {...}``)."""
-    verdict = "approved" if answer.get("approved") else "rejected"
-    text = f"{answer.get('name')} {verdict}"
-    if answer.get("by"):
-        text += f" by {answer['by']}"
-    if answer.get("via"):
-        text += f" via {answer['via']}"
-    if "input" in answer:
-        text += " with the edited input " + excerpt_value(answer["input"])
-    if answer.get("reason"):
-        text += f": {answer['reason']}"
-    return text
-
-
-def excerpt_value(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 200 else text[:199] + "…"
 
 
 def _pending(pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
