@@ -59,10 +59,10 @@ function errText(err, fallback = 'Error') {
   return message === name || message.startsWith(`${name}: `) ? message : `${name}: ${message}`;
 }
 
-/** An action's Python traceback, collapsed. @param {any} err */
-function tracebackHtml(err) {
+/** An action's Python traceback, collapsed (`key`: its own, so a redraw keeps it open). @param {any} err @param {string} key */
+function tracebackHtml(err, key) {
   if (!err?.traceback) return '';
-  return h` <details class="jsbx-traceback" data-key="traceback"><summary>Python traceback</summary><pre>${err.traceback}</pre></details>`;
+  return h` <details class="jsbx-traceback" data-key="${key}"><summary>Python traceback</summary><pre>${err.traceback}</pre></details>`;
 }
 
 /** "2/5 done" of a plan's items. @param {unknown} plan */
@@ -83,7 +83,7 @@ function rowMain(r) {
       const status = r.ok === false ? h`<span class="jsbx-pill jsbx-pill-fail">failed</span> <span class="jsbx-errtext">${errText(r.err)}</span>`
         : r.ok ? h`<span class="jsbx-pill jsbx-pill-ok">ok</span>` : r.interrupt ? h`<span class="jsbx-pill jsbx-pill-wait">${r.answer ? 'answered' : 'waiting'}</span>` : h`<span class="jsbx-meta">running</span>`;
       const meta = [secs(r.took), r.waited ? `waited ${secs(r.waited)} for an answer` : ''].filter(Boolean).join(' · ');
-      return h`<b>${r.name}</b> ${status} ${value('in', r.in)} ${value('→', r.out)} <span class="jsbx-meta">${meta}</span>${r.ok === false ? tracebackHtml(r.err) : ''}`;
+      return h`<b>${r.name}</b> ${status} ${value('in', r.in)} ${value('→', r.out)} <span class="jsbx-meta">${meta}</span>${r.ok === false ? tracebackHtml(r.err, `traceback-${r.seq}`) : ''}`;
     }
     case 'console': return h`<span class="jsbx-pill jsbx-pill-level-${r.level}">${r.level}</span> <span class="jsbx-msg">${r.msg}</span>`;
     case 'step': return h`step <b>${r.name}</b> ${r.phase}${r.outcome ? ` · ${r.outcome}` : ''}`;
@@ -125,7 +125,7 @@ function errorHtml(doc, e) {
   if (e.recorded || e.attempted) return new Safe(mismatchHtml(e, doc.source));
   const ex = e.source_line || excerpt(doc.source, e.line, e.column);
   const where = e.line ? h` <span class="jsbx-where">line ${e.line}${e.column ? `:${e.column}` : ''}</span>` : '';
-  return h`<div class="jsbx-error"><div class="jsbx-err-title">${e.limit ? h`<span class="jsbx-pill jsbx-pill-limit">${e.limit}</span> ` : ''}${e.name || 'Error'}: ${e.message}${where}</div>${ex ? h`<pre class="jsbx-source">${ex}</pre>` : ''}${tracebackHtml(e)}</div>`;
+  return h`<div class="jsbx-error"><div class="jsbx-err-title">${e.limit ? h`<span class="jsbx-pill jsbx-pill-limit">${e.limit}</span> ` : ''}${e.name || 'Error'}: ${e.message}${where}</div>${ex ? h`<pre class="jsbx-source">${ex}</pre>` : ''}${tracebackHtml(e, 'traceback')}</div>`;
 }
 
 /** Rows for the edit box: the whole value, up to a screenful. @param {unknown} text */
@@ -159,7 +159,7 @@ export function cardHtml(doc, options = {}) {
     status === 'running' && (d.progress || d.step) ? h`<div class="jsbx-live-now" data-role="progress">${d.step ? h`<div class="jsbx-meta">step <b>${d.step}</b></div>` : ''}${d.progress ? new Safe(String(progressHtml(d.progress))) : ''}</div>` : '',
     d.notice ? h`<div class="jsbx-error" data-role="notice"><div class="jsbx-err-title">the click did not go through: ${d.notice}</div></div>` : '',
     d.output ? h`<div class="jsbx-output">${value('output', d.output)}${d.out_var ? h` <span class="jsbx-meta">(in <code>${d.out_var}</code>)</span>` : ''}</div>` : '',
-    errorShown ? errorHtml(d, d.error) : d.error ? h`<div class="jsbx-meta">the error is shown below the cell${tracebackHtml(d.error)}</div>` : '',
+    errorShown ? errorHtml(d, d.error) : d.error ? h`<div class="jsbx-meta">the error is shown below the cell${tracebackHtml(d.error, 'traceback')}</div>` : '',
     status === 'failed' || status === 'cancelled' ? h`<div class="jsbx-buttons" data-role="rollback"><button class="jsbx-btn jsbx-rollback" data-act="rollback" type="button"${live ? '' : new Safe(' disabled')}>Roll back</button> <span class="jsbx-meta">run the reverts of its completed calls, newest first</span></div>` : '',
     status === 'parked' ? h`<div class="jsbx-note">parked: ${d.wake_at ? `wakes at ${new Date(d.wake_at).toISOString()}` : 'waiting for an event'}; the store's scheduler resumes it, in any kernel on this store</div>` : '',
     Array.isArray(d.plan) ? h`<div class="jsbx-plan-box" data-role="plan"><b>Plan</b> <span class="jsbx-meta">${planDone(d.plan)}</span>${new Safe(String(planList(d.plan)))}</div>` : '',
