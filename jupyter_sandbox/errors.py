@@ -17,6 +17,7 @@
     ├── RunCancelled           the kernel was interrupted while the run went on
     ├── RunStateError          the run is not in a state that allows this
     │   ├── RunBusyError       someone else is already resuming it
+    │   ├── AnswerRefused      the approvers' policy or the store's grants refuse this answer
     │   └── UnaddressedAnswer  an answer reaches no open interrupt (also a ValueError)
     ├── RunNotFound
     ├── StoreError             the store file is unusable (corrupt, newer schema, read-only)
@@ -39,6 +40,7 @@ from .source import caret, script_lines
 
 __all__ = [
     "ActionError",
+    "AnswerRefused",
     "CallLogMismatchError",
     "ChildSpecError",
     "InputInvalid",
