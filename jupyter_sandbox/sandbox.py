@@ -16,7 +16,7 @@ import socket
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
-from .actions import Action, Resume, check_name
+from .actions import Action, Resume
 from .decisions import as_json
 from .engine.answers import Answers
 from .engine.attempt import Observer
@@ -27,6 +27,7 @@ from .engine.realm import Limits
 from .engine.rollback import rejection_with_rollback
 from .engine.runs import Engine
 from .errors import RunNotFound, RunStateError
+from .naming import check_name
 from .results import CheckReport, RollbackResult, RunInfo, RunResult, status_word, stored_status
 from .stores import Store, open_store, portable
 from .stores.rows import RunStatus
@@ -103,7 +104,7 @@ class Sandbox:
         ``name`` (default: the function's name) is one or more identifiers joined by dots
         (``files.read_file``), none a member of JavaScript's ``Object.prototype`` (``__proto__``,
         ``constructor``, ``toString``, ...) and not the namespace of another action: else ``ValueError``
-        (``actions.check_name``). The action gets its own copy of each input and answer.
+        (``naming.check_name``). The action gets its own copy of each input and answer.
         ``revert(input, result)`` undoes a completed call: ``rollback(run_id)`` runs it (README "Code mode").
         """
         if revert is not None and not callable(revert):

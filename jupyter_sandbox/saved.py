@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .actions import Action, check_name, json_copy
+from .actions import Action
 from .errors import RunStateError
+from .naming import check_name
+from .values import json_copy
 
 if TYPE_CHECKING:
     from .engine.runs import Engine

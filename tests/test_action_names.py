@@ -1,6 +1,6 @@
 """Action and agent names: a name that would corrupt the script's ``actions`` object is refused at registration.
 
-The rule (``jupyter_sandbox.actions.check_name``): one or more identifiers joined by dots, none a member of
+The rule (``jupyter_sandbox.naming.check_name``): one or more identifiers joined by dots, none a member of
 ``Object.prototype`` nor ``prototype``, and no name the namespace of another. Every accepted name is a plain
 own property of ``actions`` (a dotted one of its namespace object: ``actions.files.read_file``) in the realm,
 and the other actions still work beside it.
@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jupyter_sandbox import Sandbox
-from jupyter_sandbox.actions import RESERVED_NAMES
+from jupyter_sandbox.naming import RESERVED_NAMES
 
 # Everything JavaScript's Object.prototype has (quickjs-ng), read from the realm itself below.
 PROTOTYPE_MEMBERS = "return Object.getOwnPropertyNames(Object.prototype)"

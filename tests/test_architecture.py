@@ -92,6 +92,21 @@ def test_stores_never_import_the_engine(graph):
     assert graph.find_shortest_chain(importer="jupyter_sandbox.stores", imported="jupyter_sandbox.engine") is None
 
 
+def test_stores_import_nothing_of_the_package_but_errors_and_the_json_boundary(graph):
+    outside = {
+        imported
+        for module in graph.find_descendants("jupyter_sandbox.stores") | {"jupyter_sandbox.stores"}
+        for imported in graph.find_modules_directly_imported_by(module)
+        if imported.startswith("jupyter_sandbox.") and not imported.startswith("jupyter_sandbox.stores")
+    }
+    assert outside <= {"jupyter_sandbox.errors", "jupyter_sandbox.values"}
+
+
+def test_the_json_boundary_imports_nothing_of_the_package_but_errors(graph):
+    imported = graph.find_modules_directly_imported_by("jupyter_sandbox.values")
+    assert {m for m in imported if m.startswith("jupyter_sandbox")} == {"jupyter_sandbox.errors"}
+
+
 def test_the_cycle_check_counts_imports_made_only_for_annotations(graph):
     # saved.py names the engine only under ``if TYPE_CHECKING:``; the graph the cycle check reads still has it.
     assert graph.direct_import_exists(importer="jupyter_sandbox.saved", imported="jupyter_sandbox.engine.runs")

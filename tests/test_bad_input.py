@@ -499,7 +499,7 @@ def test_an_action_returning_junk_is_an_action_error_naming_it(kind, words):
     assert_usable(sb)
 
 
-# The defect this guards against: actions.to_json's _first_problem() does not look
+# The defect this guards against: values.to_json's _first_problem() does not look
 # for lone surrogates in keys: the message ends in an empty reason
 def test_an_action_returning_a_surrogate_key_says_so():
     sb = Sandbox()
@@ -508,7 +508,7 @@ def test_an_action_returning_a_surrogate_key_says_so():
         sb.eval("return await actions.junk('surrogate-key')")
 
 
-# The defect this guards against: actions.call_action catches Exception only;
+# The defect this guards against: calling.call_action catches Exception only;
 # GeneratorExit and asyncio.CancelledError (BaseExceptions) escape eval bare instead of becoming ActionErrors
 @pytest.mark.parametrize("kind", ["generator-exit", "cancelled"])
 def test_an_action_raising_a_base_exception_is_an_action_error(kind):
@@ -536,7 +536,7 @@ def test_an_action_raising_stop_iteration_is_an_action_error(hangs):
     assert hangs["stop-iteration"] == "ActionError"
 
 
-# The defect this guards against: actions.call_action formats f'{type(exc).__name__}:
+# The defect this guards against: calling.call_action formats f'{type(exc).__name__}:
 # {exc}' inside its except block; an exception whose __str__ raises escapes eval as a bare RuntimeError
 def test_an_exception_whose_str_fails_is_still_an_action_error():
     sb = Sandbox()

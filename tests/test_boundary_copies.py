@@ -17,7 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jupyter_sandbox import ActionInterrupt, Resume, Sandbox, SandboxInterrupt
-from jupyter_sandbox.actions import Action, call_action
+from jupyter_sandbox.actions import Action
+from jupyter_sandbox.calling import call_action
 from jupyter_sandbox.engine.attempt import Observer
 
 BOTH_BACKENDS = True  # the conformance suite: each test on SQLite and on PostgreSQL (tests/conftest.py)

@@ -28,9 +28,9 @@ from test_typescript import schemas  # the generator the renderer's own tests us
 from typing_extensions import TypedDict
 
 from jupyter_sandbox import Sandbox
-from jupyter_sandbox.actions import check_name
 from jupyter_sandbox.agents.catalog import ActionSpec
 from jupyter_sandbox.agents.typescript import Renderer, declarations
+from jupyter_sandbox.naming import check_name
 
 TSC = Path(__file__).parent / "ts" / "node_modules" / ".bin" / "tsc"
 CHECK = Path(__file__).parent / "ts" / "check.js"  # the compiler's API: many programs in one process

@@ -36,8 +36,8 @@ import docstring_parser
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from ..actions import Action, InputInvalid
-from ..errors import InvalidValue
+from ..actions import Action
+from ..errors import InputInvalid, InvalidValue
 
 __all__ = [
     "ActionSpec",

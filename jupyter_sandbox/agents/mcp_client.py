@@ -448,7 +448,7 @@ def _reverts(revert: Any) -> dict[str, Callable[[Any, Any], Any]]:
 
 
 def _action_key(tool: str) -> str | None:
-    from ..actions import RESERVED_NAMES
+    from ..naming import RESERVED_NAMES
 
     key = re.sub(r"\W", "_", tool)
     if key and key[0].isdigit():

@@ -6,7 +6,7 @@ script runs in, ``runner`` drives one attempt (with ``requests``, ``waits``,
 ``runs`` handles runs as a whole (chains, checks, forks) and ``children``
 child runs; ``scheduler``, ``loop`` and ``clock`` keep time and the thread.
 
-May import: ``jupyter_sandbox.errors``/``results``/``actions`` and the store
+May import: ``jupyter_sandbox.errors``/``results``/``actions``/``calling``/``values`` and the store
 contract (``stores.base``, ``stores.rows``). Never IPython, the notebook or a
 store backend.
 """

@@ -24,9 +24,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..actions import Resume, json_copy
+from ..actions import Resume
 from ..decisions import Approve, Decision, Edit, Reject, as_json, decision
 from ..errors import AnswerRefused, Interrupt, RunStateError, UnaddressedAnswer
+from ..values import json_copy
 from .journal import Journal
 
 __all__ = ["Answers", "answer_for", "recorded_decision"]

@@ -20,9 +20,11 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ..actions import Outcome, describe_exception, detach
+from ..actions import Outcome
+from ..calling import describe_exception
 from ..errors import Interrupt, SandboxError
 from ..stores.rows import Entry
+from ..values import detach
 from .attempt import UNSET
 from .journal import settlement
 from .loop import run_inline

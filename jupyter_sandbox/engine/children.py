@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..actions import Outcome, Resume, call_action, detach, to_json
+from ..actions import Outcome, Resume
+from ..calling import call_action
 from ..errors import ActionError, ChildSpecError, Interrupt, RunNotFound, SandboxError
 from ..stores.base import RunRow, source_hash
 from ..stores.rows import RunStatus
+from ..values import detach, to_json
 from .answers import Answers
 from .attempt import Attempt, AttemptResult, EngineServices
 from .journal import Journal, JournalWriter

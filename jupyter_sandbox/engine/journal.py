@@ -22,9 +22,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..actions import detach, to_json
 from ..errors import InvalidCallLog, LimitExceeded
 from ..stores.rows import MAX_SLOT, Entry, encode
+from ..values import detach, to_json
 
 __all__ = ["CallLog", "Journal", "JournalWriter", "delivered", "plan_from_call_log", "settlement"]
 

@@ -12,8 +12,8 @@ import sys
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from ..actions import MAX_DEPTH
 from ..errors import StoreError
+from ..values import MAX_DEPTH
 
 __all__ = ["Limits", "MAX_DEPTH", "limits_table", "stored_limits"]
 

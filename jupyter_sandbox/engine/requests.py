@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..actions import Action, Outcome, call_action, needs_approval
+from ..actions import Action, Outcome
+from ..calling import call_action, needs_approval
 from ..errors import InputInvalid, StoreError
 from ..stores.rows import Entry
 from .answers import answer_for

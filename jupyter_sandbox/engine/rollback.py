@@ -17,11 +17,13 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..actions import Action, Resume, _Escaped, _threaded, describe_exception, detach, to_json
+from ..actions import Action, Resume
+from ..calling import describe_exception, run_threaded
 from ..errors import RunNotFound, RunStateError
 from ..results import RollbackResult
 from ..stores.base import RunRow, Store
 from ..stores.rows import RunStatus
+from ..values import detach, to_json
 from .journal import Journal, JournalWriter
 from .realm import Limits
 
@@ -165,14 +167,12 @@ async def _run_revert(engine: RollbackEngine, action: Action, call: _Done) -> tu
         if inspect.iscoroutinefunction(revert):
             pending = revert(*args)
         else:
-            pending = asyncio.get_running_loop().run_in_executor(engine.executor, _threaded, revert, args, {})
+            pending = asyncio.get_running_loop().run_in_executor(engine.executor, run_threaded, revert, args, {})
         value = await (asyncio.wait_for(pending, limit) if limit else pending)
         text = to_json(value, f"the value {action.name}'s revert returned")
     except asyncio.TimeoutError:
         return False, {"name": "Timeout", "message": f"the revert of {action.name} did not finish within {limit:g} s"}
-    except _Escaped as escaped:  # SystemExit and the like, raised in the worker: the revert's, not ours
-        return False, describe_exception(escaped.original)
-    except Exception as exc:  # the revert's own failure is its outcome, recorded once
+    except Exception as exc:  # the revert's own failure (SystemExit too, carried out of the worker) is its outcome
         return False, describe_exception(exc)
     return True, json.loads(text)
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
 
-from ..actions import Action, Resume, json_copy
+from ..actions import Action, Resume
 from ..errors import (
     CallLogMismatchError,
     Interrupt,
@@ -31,6 +31,7 @@ from ..results import CheckReport, RollbackResult, RunResult
 from ..source import line_starts
 from ..stores.base import RunRow, Store, new_run_id, source_hash
 from ..stores.rows import ENDED, RunStatus
+from ..values import json_copy
 from . import children
 from .answers import Answers
 from .attempt import Attempt, AttemptResult, Observer

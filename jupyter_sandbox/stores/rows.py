@@ -19,8 +19,8 @@ from typing import Any, Literal, get_args
 
 import cbor2
 
-from ..actions import detach
 from ..errors import StoreError
+from ..values import detach
 from .stored import run_options
 
 __all__ = [

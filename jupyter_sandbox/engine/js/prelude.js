@@ -913,7 +913,7 @@ function unregisteredAction(name) {
 const unregistered = unregisteredIn("");
 
 // `actions.a.b.c` for the action named "a.b.c": one frozen object per namespace
-// (check_name in actions.py keeps a name from also being a namespace).
+// (check_name in naming.py keeps a name from also being a namespace).
 function namespaceFor(root, name) {
   const segments = name.split(".");
   let object = root;
