@@ -210,7 +210,7 @@ class ActionError(ScriptError):
         return {**super().to_dict(), "action": self.action, "issues": self.issues, "traceback": self.traceback}
 
 
-LIMITS = ("source-size", "memory", "stack", "fuel-exhausted", "journal-cap", "generations", "console")
+LIMITS = ("source-size", "memory", "stack", "fuel-exhausted", "journal-cap", "generations", "console", "nesting")
 
 
 class LimitExceeded(SandboxError):
@@ -219,7 +219,8 @@ class LimitExceeded(SandboxError):
     ``limit`` is one of ``source-size``, ``memory``, ``stack``,
     ``fuel-exhausted``, ``journal-cap``, ``generations`` (continueAsNew
     successors in one call), ``console`` (lines or bytes of console output in
-    one attempt); ``value`` is the configured bound.
+    one attempt), ``nesting`` (scripts started from ``async def`` actions, one
+    inside another); ``value`` is the configured bound.
     The kernel, the Sandbox and the store are unharmed.
     """
 

@@ -23,6 +23,7 @@ from .engine.attempt import Observer
 from .engine.clock import Clock, SystemClock
 from .engine.journal import CallLog, Journal
 from .engine.loop import engine_loop
+from .engine.nesting import nested
 from .engine.realm import Limits
 from .engine.rollback import rejection_with_rollback
 from .engine.runs import Engine
@@ -334,19 +335,20 @@ class Sandbox:
         answers = _answers(resume)
         answers.by, answers.via, answers.process = self._who("api").values()
         run_id = getattr(call_log, "run_id", None)
-        if isinstance(call_log, CallLog) and run_id and self._owns(run_id, call_log):
-            return await self._engine.resume(run_id, answers, source=source, observer=observer, limits=limits)
-        return await self._engine.start(
-            source,
-            input=input,
-            name=name,
-            strict=strict,
-            actions=actions,
-            limits=limits,
-            call_log=call_log,
-            answers=answers,
-            observer=observer,
-        )
+        with nested():  # an async action awaiting this counts one level (docs: README, "Limits")
+            if isinstance(call_log, CallLog) and run_id and self._owns(run_id, call_log):
+                return await self._engine.resume(run_id, answers, source=source, observer=observer, limits=limits)
+            return await self._engine.start(
+                source,
+                input=input,
+                name=name,
+                strict=strict,
+                actions=actions,
+                limits=limits,
+                call_log=call_log,
+                answers=answers,
+                observer=observer,
+            )
 
     def _owns(self, run_id: str, call_log: CallLog) -> bool:
         """Whether the call log is this store's record of that run (then resume it from the full journal).

@@ -195,3 +195,10 @@ def test_a_console_flood_keeps_pythons_memory_bounded():
 def test_console_limits_must_be_positive_integers(field, value):
     with pytest.raises(ValueError, match=f"Limits.{field}"):
         Limits(**{field: value})
+
+
+def test_a_bad_value_is_named_with_its_article(sandbox):
+    out = sandbox.eval(
+        "try { await actions.echo({x: (function () { return arguments })()}) } catch (e) { return e.message }"
+    )
+    assert out.output == "actions.echo: input.x is an Arguments, which JSON cannot carry"

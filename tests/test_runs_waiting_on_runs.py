@@ -13,8 +13,9 @@ import threading
 import pytest
 from pace import bound
 
-from jupyter_sandbox import Sandbox
+from jupyter_sandbox import ActionError, Sandbox
 from jupyter_sandbox.engine.loop import MAX_HELPERS
+from jupyter_sandbox.engine.nesting import MAX_NESTING
 from jupyter_sandbox.engine.pool import ActionPool
 
 HANG = bound(40.0)  # seconds that only bound a hang
@@ -99,4 +100,32 @@ def test_a_quick_def_in_place_never_blocks_another_runs_async_action_it_waits_on
     out = _in_thread(lambda: sb.eval("return await actions.consume(true)").output)
     producer.join(HANG)
     assert out == [True], "the def ran in place and held up the async action it waited on"
+    sb.close()
+
+
+def _async_nesting(sb: Sandbox, levels: list[int]) -> None:
+    @sb.action
+    async def nest(depth):
+        levels.append(depth)
+        if depth == 0:
+            return 0
+        return (await sb.aeval("return await actions.nest(ctx.input)", input=depth - 1)).output + 1
+
+
+def test_sb_aeval_from_async_actions_nests_to_the_documented_depth():
+    sb = Sandbox()
+    levels: list[int] = []
+    _async_nesting(sb, levels)
+    assert sb.eval("return await actions.nest(ctx.input)", input=MAX_NESTING - 1).output == MAX_NESTING - 1
+    sb.close()
+
+
+def test_sb_aeval_nested_past_the_bound_fails_naming_the_nesting_not_a_recursion_error():
+    sb = Sandbox()
+    levels: list[int] = []
+    _async_nesting(sb, levels)
+    with pytest.raises(ActionError) as caught:
+        sb.eval("return await actions.nest(ctx.input)", input=10 * MAX_NESTING)
+    assert "nesting" in str(caught.value) and "RecursionError" not in str(caught.value)
+    assert len(levels) == MAX_NESTING  # one call per script, the outermost script included; the 65th never started
     sb.close()

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import StoreError
 from ..values import MAX_DEPTH
+from .nesting import MAX_NESTING
 
 __all__ = ["Limits", "MAX_DEPTH", "limits_table", "stored_limits"]
 
@@ -124,6 +125,11 @@ def limits_table() -> str:
     rows.append(
         f"| (fixed) | {MAX_DEPTH} levels | nesting of a value crossing as JSON (the journal's CBOR reads back 400) "
         "| `InvalidValue` (a value from Python); a `TypeError` the script can catch (one from the script) |"
+    )
+    rows.append(
+        f"| (fixed) | {MAX_NESTING} scripts | scripts started from actions, one inside another (`await sb.aeval` "
+        "from an `async def` action, `sb.eval` from a plain one run in place), the outermost included "
+        '| the innermost action call fails naming the nesting (`LimitExceeded("nesting")` inside it) |'
     )
     return "\n".join(rows)
 

@@ -189,7 +189,9 @@ function canon(v, path, seen) {
     const tag = toTag(v);
     if (tag !== "[object Object]") {
       seen.length--;
-      throw new TypeErrorCtor(`${path} is a ${strSlice(tag, 8, -1)}, which JSON cannot carry`);
+      const kind = strSlice(tag, 8, -1);
+      const article = reExec(/^[AEIOU]/, kind) ? "an" : "a"; // an Arguments object, an Int8Array
+      throw new TypeErrorCtor(`${path} is ${article} ${kind}, which JSON cannot carry`);
     }
     const keys = arraySort(ObjectKeys(v));
     out = "{";
