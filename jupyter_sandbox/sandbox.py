@@ -27,7 +27,7 @@ from .engine.nesting import nested
 from .engine.realm import Limits
 from .engine.rollback import rejection_with_rollback
 from .engine.runs import Engine
-from .errors import RunNotFound, RunStateError
+from .errors import RunNotFound, RunStateError, StoreError
 from .naming import check_name
 from .results import CheckReport, RollbackResult, RunInfo, RunResult, status_word, stored_status
 from .stores import Store, open_store, portable
@@ -525,6 +525,62 @@ class Sandbox:
             return status_word(run.status)
         run_id = run.id if isinstance(run, RunInfo) else run
         return status_word(self.store.get_run(self.chain(run_id)[-1]).status)
+
+    # -- watching the store (what a live view of runs asks) ------------------------------
+
+    @property
+    def store_path(self) -> str:
+        """The store's file path, or its URL without the password: what messages and run cards name it by.
+
+        >>> Sandbox().store_path
+        ':memory:'
+        """
+        return str(self.store.path)
+
+    def journal_bytes(self, run_id: str) -> int:
+        """The encoded size of the run's journal: it grows while the run runs, its row unchanged, so a view
+        of a running run watches it.
+
+        >>> sb = Sandbox()
+        >>> sb.journal_bytes(sb.eval("console.log('hi')").run_id) > 0
+        True
+        """
+        return self.store.journal_bytes(run_id)
+
+    def change_counter(self) -> int:
+        """A number that grows whenever anything in the store changes: one cheap read to poll for changes.
+
+        >>> sb = Sandbox()
+        >>> before = sb.change_counter()
+        >>> _ = sb.eval("return 1")
+        >>> sb.change_counter() > before
+        True
+        """
+        return self.store.change_counter()
+
+    @property
+    def announces_changes(self) -> bool:
+        """Whether the store is open and announces its changes (PostgreSQL's ``NOTIFY``): then ``listen()``
+        works; otherwise a view polls ``change_counter()``.
+
+        >>> Sandbox().announces_changes
+        False
+        """
+        return callable(getattr(self.store, "listen", None)) and not getattr(self.store, "closed", False)
+
+    def listen(self) -> Any:
+        """A listener on a connection of its own: ``wait(timeout)`` returns the ids of the runs changed since
+        (a set, empty when none), ``close()`` ends it. Only where ``announces_changes``; else a ``StoreError``.
+
+        >>> sb = Sandbox("postgresql://localhost/runs")  # doctest: +SKIP
+        >>> changes = sb.listen()  # doctest: +SKIP
+        >>> changed = changes.wait(1.0)  # doctest: +SKIP
+        >>> changes.close()  # doctest: +SKIP
+        """
+        listen = getattr(self.store, "listen", None)
+        if not callable(listen):
+            raise StoreError(f"the run store {self.store_path} does not announce changes: poll change_counter()")
+        return listen()
 
     def timeline(self, run_id: str) -> dict[str, Any]:
         """The run's timeline document (docs/journal.md), as the widgets render it."""

@@ -6,9 +6,14 @@ run by ``.ci/run``); these tests state the two rules a reader relies on most.
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import grimp
 import pytest
 from typecheck import flagged_lines
+
+import jupyter_sandbox
 
 
 @pytest.fixture(scope="module")
@@ -127,3 +132,26 @@ card_document("sb", "r-1")  # line 9
 @pytest.mark.slow
 def test_the_agents_and_notebook_layers_type_the_sandbox_they_are_given(tmp_path):
     assert flagged_lines(TOOL_OVER, tmp_path) == [8, 9]
+
+
+def _store_reads(package: str) -> list[str]:
+    """Every ``X.store`` read in a package, as ``path:line X.store``."""
+    root = Path(jupyter_sandbox.__file__).parent
+    found = []
+    for path in sorted((root / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr == "store":
+                found.append(f"{path.relative_to(root)}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+@pytest.mark.parametrize("package", ["notebook", "agents"])
+def test_the_notebook_and_agents_layers_never_touch_a_sandboxs_store(package):
+    # The facade's methods are the way in (store_path, run(journal=False), journal_bytes, change_counter,
+    # listen): the only `.store` left is the --store option and the SandboxMagics.store setting.
+    reads = [r for r in _store_reads(package) if not r.endswith((" args.store", " magics.store"))]
+    assert reads == []
+
+
+def test_the_store_read_finder_sees_a_read():
+    assert any(r.endswith(" args.store") for r in _store_reads("notebook"))

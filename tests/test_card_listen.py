@@ -49,12 +49,12 @@ def shown_paused(ip, url, out="out"):
     cell(ip, f"-o {out}", APPROVE)
     shown = card()
     assert shown.doc["status"] == "paused"
-    until(lambda: card_registry._WATCH.listening(sandbox().store), "the card's listener")
+    until(lambda: card_registry._WATCH.listening(sandbox()), "the card's listener")
     return shown
 
 
-def listener_of(store):
-    return next(li for li in card_registry._WATCH.listeners() if li.store is store)
+def listener_of(sb):
+    return next(li for li in card_registry._WATCH.listeners() if li.sb is sb)
 
 
 def approve_elsewhere(url, run_id, sent="from elsewhere"):
@@ -111,7 +111,7 @@ def test_a_renderer_of_a_continued_run_redraws_when_the_chains_last_run_changes(
     assert card().doc["status"] == "paused"
     comm = attach(first)  # a saved card's renderer, which knows only the chain's first run
     card_registry._CARDS.clear()  # and no card: only the renderer shows the run
-    until(lambda: card_registry._WATCH.listening(sandbox().store), "the renderer's listener")
+    until(lambda: card_registry._WATCH.listening(sandbox()), "the renderer's listener")
     approve_elsewhere(postgres_url, last)  # announces the last run only
     until(lambda: comm.docs()[-1]["status"] == "completed", "the renderer to turn completed")
 
@@ -119,7 +119,7 @@ def test_a_renderer_of_a_continued_run_redraws_when_the_chains_last_run_changes(
 def test_after_its_connection_is_killed_the_listener_reconnects_and_the_card_still_updates(ip, postgres_url, no_poll):
     before = listener_pids(postgres_url)
     shown = shown_paused(ip, postgres_url)
-    listener = listener_of(sandbox().store)
+    listener = listener_of(sandbox())
     ours = listener_pids(postgres_url) - before
     assert len(ours) == 1 and listener.connections == 1
     with psycopg.connect(postgres_url, autocommit=True) as conn:
@@ -142,7 +142,7 @@ def test_while_the_store_refuses_to_listen_the_card_is_polled(ip, postgres_url, 
     ip.run_line_magic("config", "SandboxMagics.scheduler_interval = 0")
     cell(ip, "-o out", APPROVE)
     shown = card()
-    assert not card_registry._WATCH.listening(sandbox().store)
+    assert not card_registry._WATCH.listening(sandbox())
     approve_elsewhere(postgres_url, shown.run_id)
     until(lambda: shown.doc["status"] == "completed", "the poll to redraw the card")
     assert ip.user_ns["out"] == {"sent": "from elsewhere"}
@@ -151,7 +151,7 @@ def test_while_the_store_refuses_to_listen_the_card_is_polled(ip, postgres_url, 
 def test_closing_the_sandbox_ends_its_listener_and_its_connection(ip, postgres_url):
     before = listener_pids(postgres_url)
     shown_paused(ip, postgres_url)
-    listener = listener_of(sandbox().store)
+    listener = listener_of(sandbox())
     ours = listener_pids(postgres_url) - before
     assert len(ours) == 1
     sandbox().close()
@@ -162,16 +162,16 @@ def test_closing_the_sandbox_ends_its_listener_and_its_connection(ip, postgres_u
 
 def test_a_listener_ends_when_its_last_card_goes_away(ip, postgres_url):
     shown_paused(ip, postgres_url)
-    listener = listener_of(sandbox().store)
+    listener = listener_of(sandbox())
     card_registry._CARDS.clear()
     listener.join(DEADLINE)
     assert not listener.is_alive()
-    assert sandbox().store not in {li.store for li in card_registry._WATCH.listeners()}
+    assert sandbox() not in {li.sb for li in card_registry._WATCH.listeners()}
 
 
 def test_a_card_on_sqlite_has_no_listener_and_is_polled(ip, tmp_path):
     cell(ip, "-o out", APPROVE)
     shown = card()
-    assert sandbox().store not in {li.store for li in card_registry._WATCH.listeners()}
+    assert sandbox() not in {li.sb for li in card_registry._WATCH.listeners()}
     approve_elsewhere(str(tmp_path / ".sandbox" / "runs.sqlite"), shown.run_id)
     until(lambda: shown.doc["status"] == "completed", "the poll to redraw the card")

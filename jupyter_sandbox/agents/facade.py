@@ -1,7 +1,9 @@
 """``SandboxLike``: what the agents and notebook layers ask of a ``Sandbox``, typed without importing it.
 
 The layers below the facade (``agents/``) cannot import ``sandbox.py``; the notebook presents runs through the
-same calls. A ``Sandbox`` satisfies the protocol as it is (mypy checks it where a ``Sandbox`` is passed in).
+same calls. The store is not among them: what a view needs of it (a run's row, its journal's size, the store's
+change counter and announcements) is a ``Sandbox`` method, so the store stays the facade's own. A ``Sandbox``
+satisfies the protocol as it is (mypy checks it where a ``Sandbox`` is passed in).
 
 >>> from jupyter_sandbox import Sandbox
 >>> def finished(sb: SandboxLike, run_id: str) -> bool:
@@ -20,15 +22,12 @@ from ..actions import Action, Resume
 from ..engine.attempt import Observer
 from ..engine.realm import Limits
 from ..results import RollbackResult, RunInfo, RunResult
-from ..stores.base import Store
 
 __all__ = ["SandboxLike"]
 
 
 class SandboxLike(Protocol):
     """The facade's calls that tools, MCP clients and run cards make (implemented by ``Sandbox``)."""
-
-    store: Store  # (the run cards still read rows and the journal here)
 
     @property
     def actions(self) -> dict[str, Action]: ...
@@ -91,3 +90,17 @@ class SandboxLike(Protocol):
     def status(self, run: str | RunInfo) -> str: ...
 
     def timeline(self, run_id: str) -> dict[str, Any]: ...
+
+    # what a live view of runs watches (the run cards): never the store itself
+
+    @property
+    def store_path(self) -> str: ...
+
+    def journal_bytes(self, run_id: str) -> int: ...
+
+    def change_counter(self) -> int: ...
+
+    @property
+    def announces_changes(self) -> bool: ...
+
+    def listen(self) -> Any: ...

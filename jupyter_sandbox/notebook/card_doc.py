@@ -305,7 +305,7 @@ def card_document(
         return {
             "version": next_version(),
             "run_id": run_id,
-            "store": str(getattr(sb.store, "path", "")),
+            "store": sb.store_path,
             "status": "missing",
             "title": title,
             "rows": [],
@@ -342,7 +342,7 @@ def card_document(
         "version": next_version(),
         "run_id": run_id,
         "chain": chain,
-        "store": str(getattr(sb.store, "path", "")),
+        "store": sb.store_path,
         "title": title,
         "name": run.get("name"),
         "kind": run.get("kind"),

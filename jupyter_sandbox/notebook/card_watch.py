@@ -38,13 +38,13 @@ def signature(sb: SandboxLike, run_id: str) -> tuple[Any, ...]:
     """What a card shows of a run's rows, along its ``continueAsNew`` chain: a change here is worth a redraw.
     A running run's journal grows without touching its row, so its size is part of it."""
     sig: list[Any] = []
-    row, n = sb.store.get_run(run_id), 0
+    row, n = sb.run(run_id, journal=False), 0
     sig.append((row.status, row.updated, row.attempt))
     while row.status == "continued" and row.successor and n < 1000:
-        row, n = sb.store.get_run(row.successor), n + 1
+        row, n = sb.run(row.successor, journal=False), n + 1
         sig.append((row.status, row.updated, row.attempt))
     if row.status == "running":
-        sig.append(sb.store.journal_bytes(row.id))
+        sig.append(sb.journal_bytes(row.id))
     return tuple(sig)
 
 
@@ -79,10 +79,6 @@ def _redraw_if_moved(
     return sig
 
 
-def _can_listen(store: Any) -> bool:
-    return callable(getattr(store, "listen", None)) and not getattr(store, "closed", False)
-
-
 class Watch:
     """The poller thread and the listener threads of one registry of shown runs (``watched``)."""
 
@@ -90,7 +86,7 @@ class Watch:
         self.watched = watched
         self._lock = threading.Lock()
         self._poller: threading.Thread | None = None
-        self._listeners: dict[Any, _Listener] = {}  # store -> its listener
+        self._listeners: dict[Any, _Listener] = {}  # Sandbox -> the listener of its store
 
     def start(self) -> None:
         """Make sure the poller runs, and a listener for every watched store that can listen."""
@@ -100,9 +96,9 @@ class Watch:
                 self._poller.start()
         self._listen_all()
 
-    def listening(self, store: Any) -> bool:
-        """Whether a listener hears ``store`` now (so its changes need no poll)."""
-        listener = self._listeners.get(store)
+    def listening(self, sb: Any) -> bool:
+        """Whether a listener hears ``sb``'s store now (so its changes need no poll)."""
+        listener = self._listeners.get(sb)
         return listener is not None and listener.connected.is_set()
 
     def listeners(self) -> list[_Listener]:
@@ -110,16 +106,16 @@ class Watch:
             return list(self._listeners.values())
 
     def _listen_all(self) -> None:
-        stores = {sb.store for sb in self.watched() if _can_listen(sb.store)}
+        heard = {sb for sb in self.watched() if sb.announces_changes}
         with self._lock:
-            for store in stores - set(self._listeners):
-                self._listeners[store] = listener = _Listener(self, store)
+            for sb in heard - set(self._listeners):
+                self._listeners[sb] = listener = _Listener(self, sb)
                 listener.start()
 
     def _keeps(self, listener: _Listener) -> bool:
         """Whether ``listener`` is still wanted (its store open and shown); if not, it is forgotten."""
-        wanted = not listener.stopping.is_set() and _can_listen(listener.store)
-        if wanted and any(sb.store is listener.store for sb in self.watched()):
+        wanted = not listener.stopping.is_set() and listener.sb.announces_changes
+        if wanted and listener.sb in self.watched():
             return True
         self._forget(listener)
         return False
@@ -127,18 +123,18 @@ class Watch:
     def _forget(self, listener: _Listener) -> None:
         # a card shown meanwhile gets a new listener from the next start() or poll (the poll covers until then)
         with self._lock:
-            if self._listeners.get(listener.store) is listener:
-                del self._listeners[listener.store]
+            if self._listeners.get(listener.sb) is listener:
+                del self._listeners[listener.sb]
 
     def poll_once(
         self,
         counters: dict[Any, int],
         signatures: dict[tuple[Any, str], tuple[Any, ...]],
-        skip: Callable[[Any], bool] = lambda store: False,
+        skip: Callable[[Any], bool] = lambda sb: False,
     ) -> None:
         """One look at each watched store (but those ``skip`` names): redraw the runs whose rows changed."""
         for sb, runs in self.watched().items():
-            if skip(sb.store):
+            if skip(sb):
                 counters.pop(sb, None)  # looked at afresh when its listener drops
                 for run_id, shown, links in runs:  # a journal's rows are not announced: look at running runs
                     sig = signatures.get((sb, run_id))
@@ -146,7 +142,7 @@ class Watch:
                         _redraw_if_moved(sb, run_id, shown, links, signatures)
                 continue
             try:
-                counter = sb.store.change_counter()
+                counter = sb.change_counter()
             except Exception:  # a closed store
                 continue
             if counters.get(sb) == counter:
@@ -170,9 +166,9 @@ class Watch:
 class _Listener(threading.Thread):
     """Hears one store's announced changes; reconnects with backoff; redraws only the runs announced."""
 
-    def __init__(self, watch: Watch, store: Any):
-        super().__init__(name=f"jupyter-sandbox-listen {getattr(store, 'path', '?')}", daemon=True)
-        self.watch, self.store = watch, store
+    def __init__(self, watch: Watch, sb: SandboxLike):
+        super().__init__(name=f"jupyter-sandbox-listen {sb.store_path}", daemon=True)
+        self.watch, self.sb = watch, sb
         self.connected = threading.Event()  # set while LISTEN holds and what it missed was caught up
         self.stopping = threading.Event()
         self.connections = 0  # how many times it (re)connected
@@ -188,9 +184,9 @@ class _Listener(threading.Thread):
             while self.watch._keeps(self):
                 if changes is None:
                     try:
-                        changes = self.store.listen()
+                        changes = self.sb.listen()
                     except Exception:  # the server is down or refuses: the poll covers meanwhile
-                        log.debug("listening to %s failed", getattr(self.store, "path", "?"), exc_info=True)
+                        log.debug("listening to %s failed", self.sb.store_path, exc_info=True)
                         self.stopping.wait(pause)
                         pause = min(pause * 2, BACKOFF[1])
                         continue
@@ -221,7 +217,7 @@ class _Listener(threading.Thread):
         """Redraw the shown runs among ``ids`` (every shown run if None) whose signature moved."""
         seen: dict[tuple[Any, str], tuple[Any, ...]] = {}
         for sb, runs in self.watch.watched().items():
-            if sb.store is not self.store:
+            if sb is not self.sb:
                 continue
             for run_id, shown, links in runs:
                 if ids is not None:

@@ -64,7 +64,7 @@ def cards(run_id: str | None = None, sb: SandboxLike | None = None) -> list[RunC
 
 def same_store(a: Any, b: Any) -> bool:
     """Whether two Sandboxes read one store (the same object, or the same file or URL)."""
-    return a is b or a.store is b.store or str(a.store.path) == str(b.store.path)
+    return a is b or a.store_path == b.store_path
 
 
 def answer_for(interrupt: Interrupt | dict[str, Any], choice: str, value: Any = None) -> Any:
@@ -139,7 +139,7 @@ class RunCard:
                 "pending": [],
                 "answered": [],
                 "attempts": [],
-                "store": mask(str(self.sb.store.path)),
+                "store": mask(self.sb.store_path),
             }
         doc = card_document(
             self.sb, self.run_id, title=self.title, out_var=self.out_name, error_in_cell=self.error_in_cell
@@ -201,7 +201,7 @@ class RunCard:
         key = (last, doc.get("updated"))
         if key != self.filled:
             self.filled = key
-            self.store_output(self.sb.store.get_run(last).output)
+            self.store_output(self.sb.run(last, journal=False).output)
 
     def poke(self) -> None:
         """A live change: redraw soon, on a timer thread (never on the engine's: it must run on). Redraws are
@@ -277,7 +277,7 @@ class _Live(Observer):
         self.card = card
 
     def _seen(self, run_id: str) -> None:
-        if self.card.run_id is None and self.card.sb.store.get_run(run_id).parent is None:
+        if self.card.run_id is None and self.card.sb.run(run_id, journal=False).parent is None:
             self.card.bind(run_id)
         self.card.poke()
 

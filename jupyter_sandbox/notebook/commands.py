@@ -137,7 +137,7 @@ def resolve_run(sb: Sandbox, text: str) -> str:
     if len(prefixed) == 1:
         return prefixed[0].id
     more = f" ({len(prefixed)} runs start with it)" if prefixed else ""
-    raise UsageError(f"no run {text!r} in {sb.store.path}{more}: `%sandbox runs` lists them")
+    raise UsageError(f"no run {text!r} in {sb.store_path}{more}: `%sandbox runs` lists them")
 
 
 def _json(text: str, what: str) -> Any:
@@ -177,7 +177,7 @@ def runs(magics: Magics, sb: Sandbox, args: Any) -> None:
     if args.pending:
         return _pending_runs(sb, args.limit)
     rows = sb.runs(status=args.status, limit=args.limit, include_children=args.all)
-    where = mask(str(sb.store.path))
+    where = mask(sb.store_path)
     if not rows:
         which = f"{args.status} " if args.status else ""
         display(
@@ -218,7 +218,7 @@ def runs(magics: Magics, sb: Sandbox, args: Any) -> None:
 
 def _pending_runs(sb: Sandbox, limit: int) -> None:
     """``runs --pending``: one row per open interrupt of a paused run (a child's shows under its top-level run)."""
-    where = mask(str(sb.store.path))
+    where = mask(sb.store_path)
     table = []
     for r in sb.runs(status="paused", limit=limit):
         for p in RunCard(sb, r.id).pending():  # what the card's buttons would answer, children's included
@@ -289,7 +289,7 @@ def resume(magics: Magics, sb: Sandbox, args: Any) -> None:
             # answered meanwhile (a click on its card): show how it ended, as the resume would have
             print(f"run {run_id} was already answered and has completed")
             if args.out:
-                OutputVar(magics.shell.user_ns, args.out)(sb.store.get_run(_last_of(sb, run_id)).output)
+                OutputVar(magics.shell.user_ns, args.out)(sb.run(sb.chain(run_id)[-1], journal=False).output)
             RunCard(sb, run_id, f"resume {args.run}", out_name=args.out).show()
             return
         if not pending:
@@ -313,14 +313,6 @@ def resume(magics: Magics, sb: Sandbox, args: Any) -> None:
         run_id=run_id,
         out=args.out,
     )
-
-
-def _last_of(sb: Sandbox, run_id: str) -> str:
-    """The last run of ``run_id``'s ``continueAsNew`` chain (the one whose output is the chain's)."""
-    row = sb.store.get_run(run_id)
-    while row.status == "continued" and row.successor:
-        row = sb.store.get_run(row.successor)
-    return row.id
 
 
 @magic_arguments(name="sandbox signal")
