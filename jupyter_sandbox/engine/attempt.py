@@ -19,6 +19,7 @@ from ..stores.base import RunRow, Store
 from .answers import Answers
 from .clock import Clock
 from .journal import Journal
+from .plan import ReplayPlan
 from .realm import Limits
 
 __all__ = ["Attempt", "AttemptResult", "EngineServices", "Observer", "UNSET"]
@@ -97,7 +98,7 @@ class EngineServices(Protocol):
         answers: Answers,
         observer: Observer,
         limits: Limits,
-        plan: dict[str, Any] | None = None,
+        plan: ReplayPlan | None = None,
         recorded_at: Any = None,
         force: bool = False,
     ) -> tuple[AttemptResult, RunRow, list[str]]:
@@ -112,7 +113,7 @@ class Attempt:
     run: RunRow
     journal: Journal
     number: int
-    plan: dict[str, Any]
+    plan: ReplayPlan
     answers: Answers
     strict: bool
     action_names: list[str]

@@ -6,8 +6,8 @@ every kind). Two views are derived from it and nothing else:
 * the **call log**: ``(entry | None)[]`` by slot, ``None``
   where a slot was reserved but never completed (an interrupted call, a
   sibling still in flight, a timer not yet fired);
-* the **replay plan** handed once to the prelude: every completed effect
-  with its content key, result, and the order it completed in live.
+* the **replay plan** handed once to the prelude (``plan.ReplayPlan``): every
+  completed effect with its content key, result, and the order it completed in live.
 
 Content keys are computed by the prelude (one implementation, in JS); an
 entry records the key it was filed under.
@@ -16,17 +16,16 @@ entry records the key it was filed under.
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InvalidCallLog, LimitExceeded
+from ..errors import LimitExceeded
 from ..stores.rows import MAX_SLOT, Entry, encode
-from ..values import detach, to_json
+from ..values import detach
 
-__all__ = ["CallLog", "Journal", "JournalWriter", "delivered", "plan_from_call_log", "settlement"]
+__all__ = ["CallLog", "Journal", "JournalWriter", "delivered", "settlement"]
 
 REQUEST_KINDS = frozenset({"call", "timer", "wait"})
 COMPLETION_KINDS = frozenset({"result", "fired", "event", "now", "random"})
@@ -117,49 +116,6 @@ class Journal:
             return None
         return _call_log_entry(state, None)
 
-    def plan(self) -> dict[str, Any]:
-        """Every completed effect in the order it completed live, for the prelude.
-
-        By columns (``loadPlan`` in prelude.js reads them): ``s`` the slot, ``k`` the content key (the kind,
-        for a clock or random read), ``v`` the value; ``e`` lists ``[index, error]`` of each failure and
-        ``sync`` the indices of clock and random reads.
-        """
-        slots: list[int] = []
-        keys: list[str | None] = []
-        values: list[Any] = []
-        errors: list[list[Any]] = []
-        sync: list[int] = []
-        states = self.slots
-        for entry in self.entries:
-            kind = entry.kind
-            if kind not in COMPLETION_KINDS or entry.slot is None:
-                continue
-            if kind in SYNC_KINDS:
-                sync.append(len(slots))
-                slots.append(entry.slot)
-                keys.append(kind)
-                values.append(entry.body["value"])
-                continue
-            request = states[entry.slot].request
-            if request is None:
-                continue  # a completion without its request cannot be keyed; it runs live again
-            ok, value = delivered(entry)
-            if not ok:
-                errors.append([len(slots), value])
-                value = None
-            slots.append(entry.slot)
-            keys.append(request.body["key"])
-            values.append(value)
-        return {
-            "s": slots,
-            "k": keys,
-            "v": values,
-            "e": errors,
-            "sync": sync,
-            "notes": self.notes,
-            "frontier": max(self.slots, default=-1) + 1,
-        }
-
     def call_log(self) -> list[dict[str, Any] | None]:
         """The call log: by slot, ``None`` where a slot is open.
 
@@ -242,97 +198,6 @@ class CallLog(list[dict[str, Any] | None]):
     def __init__(self, entries: Iterable[dict[str, Any] | None] = (), run_id: str | None = None):
         super().__init__(entries)
         self.run_id = run_id
-
-
-_SEED_TYPES = {"action", "now", "random", "delegate", "agent", "sleep", "event"}
-
-
-def plan_from_call_log(call_log: Any) -> dict[str, Any]:
-    """A replay plan from a call log alone (a bare one, or one this engine emitted; docs/replay.md).
-
-    Without ``order`` the completions are delivered in slot order; key
-    matching (docs/replay.md rule 2) is then what keeps parallel branches resumable.
-    """
-    if not isinstance(call_log, (list, tuple)):
-        raise InvalidCallLog(f"call_log must be a list, got {type(call_log).__name__}")
-    recs: list[tuple[float, dict[str, Any]]] = []
-    checked = _all_json(call_log)
-    for i, entry in enumerate(call_log):
-        if entry is None:
-            continue
-        if not isinstance(entry, dict):
-            raise InvalidCallLog(f"call_log[{i}] must be a dict or None, got {type(entry).__name__}", position=i)
-        kind = entry.get("type")
-        if not isinstance(kind, str) or kind not in _SEED_TYPES:
-            shown = repr(kind) if isinstance(kind, str) else f"a {type(kind).__name__}"
-            raise InvalidCallLog(
-                f"call_log[{i}] has type {shown[:60]}; expected one of {sorted(_SEED_TYPES)}", position=i
-            )
-        if "response" not in entry:
-            raise InvalidCallLog(f"call_log[{i}] ({kind}) has no 'response'", position=i)
-        order = entry.get("order", i)
-        if not isinstance(order, (int, float)) or isinstance(order, bool) or not math.isfinite(order):
-            raise InvalidCallLog(f"call_log[{i}] has a non-numeric 'order'", position=i)
-        for key in () if checked else ("input", "response", "error"):
-            try:
-                to_json(entry.get(key), f"call_log[{i}].{key}")
-            except TypeError as exc:
-                raise InvalidCallLog(str(exc), position=i) from None
-        if kind in SYNC_KINDS:
-            value = entry["response"]
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-                raise InvalidCallLog(
-                    f"call_log[{i}] ({kind}) must have a numeric response, got a {type(value).__name__}", position=i
-                )
-            recs.append((order, {"s": i, "k": kind, "v": value, "sync": 1, "imp": 1}))
-            continue
-        rec: dict[str, Any] = {"s": i, "imp": 1}  # journaled as it is served (requests.Requests._imported)
-        if kind in ("action", "agent", "delegate"):
-            name = entry.get("name")
-            if not isinstance(name, str):
-                raise InvalidCallLog(f"call_log[{i}] ({kind}) must have a string 'name'", position=i)
-            if not checked:
-                try:
-                    to_json(name, f"call_log[{i}].name")
-                except TypeError as exc:
-                    raise InvalidCallLog(str(exc), position=i) from None
-            rec["kin"] = {"op": "call" if kind == "action" else kind, "name": name, "input": entry.get("input")}
-        elif kind == "sleep":
-            rec["kin"] = {"op": "sleep", "input": entry.get("input")}
-        else:
-            rec["kin"] = {"op": "wait", "input": entry.get("input"), "timeout": entry.get("timeout")}
-        if entry.get("error"):
-            error = entry["error"]
-            rec["e"] = {"message": str(error.get("message", error)) if isinstance(error, dict) else str(error)}
-        else:  # a timer carries no value: null, as delivered() gives it live, whatever the log says
-            rec["v"] = None if kind == "sleep" else entry["response"]
-        recs.append((order, rec))
-    recs.sort(key=lambda pair: pair[0])
-    plan: dict[str, Any] = {"s": [], "k": [], "v": [], "e": [], "sync": [], "kin": [], "imp": 1, "notes": 0}
-    for index, (_, rec) in enumerate(recs):  # by columns, as Journal.plan gives them
-        plan["s"].append(rec["s"])
-        plan["k"].append(rec.get("k"))  # None: the prelude keys it from kin
-        plan["v"].append(rec.get("v"))
-        plan["kin"].append(rec.get("kin"))
-        if "e" in rec:
-            plan["e"].append([index, rec["e"]])
-        if rec.get("sync"):
-            plan["sync"].append(index)
-    return plan
-
-
-def _all_json(call_log: list[Any] | tuple[Any, ...]) -> bool:
-    """Whether every entry's values are JSON, in one encode of them all (a long call log pays one call, not
-    three per entry). Nested two levels deeper than alone, so what passes here passes alone; a failure says
-    nothing about where, and the entries are then checked one by one to name it."""
-    values = [
-        [e.get("input"), e.get("response"), e.get("error"), e.get("name")] for e in call_log if isinstance(e, dict)
-    ]
-    try:
-        to_json(values, "call_log")
-    except TypeError:
-        return False
-    return True
 
 
 SIGNAL_RESERVE = 1024  # bytes a run keeps beside its held signals: the attempt entries of the resumes that deliver

@@ -115,7 +115,7 @@ class Requests:
             runner.held[slot] = previous
             return
         unfinished = runner.run.status not in ("completed", "continued") or runner.outcome is not None
-        if slot >= runner.plan.get("frontier", 0) and unfinished:
+        if slot >= runner.plan.frontier and unfinished:
             return
         raise runner._diverged(slot, item)
 
@@ -127,7 +127,7 @@ class Requests:
         """
         runner, slot = self.runner, item["s"]
         unfinished = runner.run.status not in ("completed", "continued") or runner.outcome is not None
-        if slot >= runner.plan.get("frontier", 0) and unfinished:
+        if slot >= runner.plan.frontier and unfinished:
             return
         raise runner._diverged(slot, {"t": item["t"], "s": slot})
 

@@ -100,7 +100,7 @@ class Runner:
                 "input": self.run.input,
                 "strict": self.strict,
                 "actions": self.action_names,
-                "plan": self.plan,
+                "plan": self.plan.to_js(),
             },
             self.now,
         )
@@ -263,7 +263,7 @@ class Runner:
         if self.realm is None:
             return 0
         try:
-            return len(self.plan["s"]) - self.realm.undelivered()
+            return len(self.plan) - self.realm.undelivered()
         except SandboxError:
             return 0
 

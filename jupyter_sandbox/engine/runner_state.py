@@ -17,6 +17,7 @@ from .answers import Answers
 from .attempt import Attempt, EngineServices, Observer
 from .journal import Journal, JournalWriter
 from .loop import EngineLoop
+from .plan import ReplayPlan
 from .realm import Limits
 from .waits import Waits
 
@@ -41,7 +42,7 @@ class RunnerState(Protocol):
     run: RunRow
     journal: Journal
     store: Store
-    plan: dict[str, Any]
+    plan: ReplayPlan
     answers: Answers
     limits: Limits
     observer: Observer

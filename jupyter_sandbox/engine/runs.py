@@ -36,9 +36,10 @@ from . import children
 from .answers import Answers
 from .attempt import Attempt, AttemptResult, Observer
 from .clock import Clock, SystemClock
-from .journal import CallLog, Journal, plan_from_call_log, signal_room
+from .journal import CallLog, Journal, signal_room
 from .limits import stored_limits
 from .lint import lint
+from .plan import ReplayPlan
 from .pool import ActionPool
 from .realm import Limits
 from .rollback import rollback as roll_back
@@ -128,7 +129,7 @@ class Engine:
         limits = limits or self.limits
         self.check_source(source, limits)
         input = json_copy(input, "the run's input")  # as the script sees it; the caller's object is not kept
-        plan = plan_from_call_log(call_log) if call_log is not None else None
+        plan = ReplayPlan.from_call_log(call_log) if call_log is not None else None
         answers = answers or Answers()
         if answers.given():  # refused before a run exists: a mistyped answer leaves nothing behind
             answers.check()
@@ -215,7 +216,7 @@ class Engine:
         answers: Answers,
         observer: Observer,
         limits: Limits,
-        plan: dict[str, Any] | None,
+        plan: ReplayPlan | None,
         recorded_at: Any,
         force: bool = False,
         read: tuple[Journal, int] | None = None,
@@ -230,7 +231,7 @@ class Engine:
         answers: Answers,
         observer: Observer,
         limits: Limits,
-        plan: dict[str, Any] | None = None,
+        plan: ReplayPlan | None = None,
         recorded_at: Any = None,
         force: bool = False,
         read: tuple[Journal, int] | None = None,
@@ -265,7 +266,7 @@ class Engine:
         answers: Answers,
         observer: Observer,
         limits: Limits,
-        plan: dict[str, Any] | None = None,
+        plan: ReplayPlan | None = None,
         recorded_at: Any = None,
         *,
         force: bool = False,
@@ -292,7 +293,7 @@ class Engine:
                 run,
                 journal,
                 number,
-                plan=plan or journal.plan(),
+                plan=plan or ReplayPlan.from_journal(journal),
                 answers=answers,
                 strict=bool(run.options.get("strict")),
                 action_names=self._action_names(run),
@@ -469,7 +470,7 @@ class Engine:
             self.check_source(source, self.limits)
             run.source = source
         scratch = self.scratch()
-        plan = journal.plan()
+        plan = ReplayPlan.from_journal(journal)
         runner = Runner(
             Attempt(
                 self,
@@ -491,7 +492,7 @@ class Engine:
         scratch.close()
         # What the replay reached: the completions it was served, and the open requests it asked for again.
         recorded = journal.effect_slots()
-        served = set(plan["s"])
+        served = plan.served_slots()
         try:
             served -= set(runner.realm.unused()) if runner.realm is not None else served
         except SandboxError:  # the realm itself failed: nothing it was served can be counted
