@@ -221,9 +221,9 @@ def build_server(
             "ends rolled_back. Lists the calls reverted, those with no revert, and reverts that failed.",
             annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True),
         )
-        def rollback_run(run_id: str, reason: str | None = None) -> CallToolResult:
+        def rollback_run(run_id: str, reason: str | None = None, ctx: Context | None = None) -> CallToolResult:
             try:
-                done = sb.rollback(run_id, reason=reason)
+                done = sb.rollback(run_id, reason=reason, channel=_client(ctx))
             except SandboxError as exc:
                 return _report(tool._result("failed", None, error={"name": type(exc).__name__, "message": str(exc)}))
             data = {"status": done.status, "run_id": run_id, "reverted": done.reverted}

@@ -406,7 +406,7 @@ class Sandbox:
         if rejection is not None:  # a rejection that also rolls the run back: one decision, journaled once
             given.check()  # who may answer is asked the same way first
             self._engine.admit(given, Journal(self.store.entries(run_id)), run_id, None)
-            return self._loop.run(self._engine.rollback(run_id, rejection[1], rejected=rejection[0]))
+            return self._loop.run(self._engine.rollback(run_id, rejection[1], rejected=rejection[0], who=given.who()))
         return self._loop.run(self._engine.resume(run_id, given, source=source, observer=observer, force=force))
 
     def _who(self, channel: str) -> dict[str, Any]:
@@ -444,7 +444,7 @@ class Sandbox:
         if self._scheduler is not None:
             self._scheduler.stop()
 
-    def rollback(self, run_id: str, *, reason: str | None = None) -> RollbackResult:
+    def rollback(self, run_id: str, *, reason: str | None = None, channel: str = "api") -> RollbackResult:
         """Undo what a run did: the reverts of its completed calls, newest first, each exactly once.
 
         Each call's action's ``revert(input, result)`` runs (``@sb.action(revert=...)``); a call into a
@@ -453,7 +453,8 @@ class Sandbox:
         revert is listed in ``not_reverted``. Allowed on a run that is finished, failed, paused or
         cancelled (not on one running now: ``RunBusyError``). A rollback that stopped half-way (a
         crash) is finished by the next ``rollback``, which runs no recorded revert again; a revert that
-        started but recorded no outcome runs again. A second rollback runs nothing.
+        started but recorded no outcome runs again. A second rollback runs nothing. The ``rollback``
+        entry records who asked for it (``identity``), how (``channel``) and from which process.
 
         >>> sb = Sandbox()
         >>> undone = []
@@ -463,7 +464,7 @@ class Sandbox:
         >>> [item["input"] for item in sb.rollback(run.run_id).reverted], undone
         ([2, 1], [2, 1])
         """
-        return self._loop.run(self._engine.rollback(run_id, reason))
+        return self._loop.run(self._engine.rollback(run_id, reason, who=self._who(channel)))
 
     def check(self, run_id: str, source: str | None = None) -> CheckReport:
         """Replay a run without executing anything; report "deterministic" or the first divergence."""

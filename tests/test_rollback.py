@@ -130,6 +130,23 @@ def test_a_rejection_with_rollback_rejects_and_rolls_back_in_one_decision(booked
     assert marker["rejected"] == paused.value.interrupts[0].id
 
 
+def test_a_rejection_with_rollback_records_who_rejected_how_and_when(booked):
+    booked.action(lambda n: n, name="ask", approval=True)
+    with pytest.raises(SandboxInterrupt) as paused:
+        booked.eval("await actions.book(1); await actions.ask(2)")
+    booked.resume(paused.value.run_id, {"approved": False, "rollback": True}, channel="card")
+    marker = next(e for e in booked.run(paused.value.run_id).entries if e["kind"] == "rollback")
+    assert (marker["by"], marker["via"]) == (booked.identity, "card")
+    assert isinstance(marker["answered_at"], float) and marker["process"].endswith(f":{os.getpid()}")
+
+
+def test_a_rollback_records_who_asked_for_it_and_how(booked):
+    run_id = booked.eval("await actions.book(1)").run_id
+    booked.rollback(run_id, channel="magic")
+    marker = next(e for e in booked.run(run_id).entries if e["kind"] == "rollback")
+    assert (marker["by"], marker["via"], marker["rejected"]) == (booked.identity, "magic", None)
+
+
 def test_a_decision_object_whose_json_form_rejects_with_rollback_rolls_back(booked):
     from jupyter_sandbox import Reject
 

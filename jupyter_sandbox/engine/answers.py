@@ -201,10 +201,12 @@ class Answers:
 
     def entry(self, interrupt_id: str, value: Any) -> dict[str, Any]:
         """The body of the answer entry for ``value``: the answer, and who gave it, how and when."""
-        body: dict[str, Any] = {"value": value, "id": interrupt_id}
+        return {"value": value, "id": interrupt_id, **self.who()}
+
+    def who(self) -> dict[str, Any]:
+        """Who answers, how and when: the fields an answer entry (or a rollback a rejection asks for) records."""
         who = {"by": self.by, "via": self.via, "process": self.process, **self.stamp}
-        body.update({k: v for k, v in who.items() if v is not None})
-        return body
+        return {k: v for k, v in who.items() if v is not None}
 
     def refuse_unaddressed_in_call_log(self, call_log: Any) -> None:
         """For a new run from a call log alone: a position answer must be one of its open (``None``) slots,

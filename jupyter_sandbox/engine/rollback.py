@@ -70,9 +70,17 @@ class _Done:
 
 
 async def rollback(
-    engine: RollbackEngine, run_id: str, reason: str | None = None, rejected: str | None = None
+    engine: RollbackEngine,
+    run_id: str,
+    reason: str | None = None,
+    rejected: str | None = None,
+    who: dict[str, Any] | None = None,
 ) -> RollbackResult:
-    """Roll back a top-level run and its ``continueAsNew`` chain, newest run first."""
+    """Roll back a top-level run and its ``continueAsNew`` chain, newest run first.
+
+    ``who`` (``by``, ``via``, ``process``; for a rejection also the store's ``answered_at`` and ``role``) is
+    recorded on the ``rollback`` entry, as an answer entry records who answered.
+    """
     if reason is not None and not isinstance(reason, str):
         raise TypeError(f"a rollback's reason is a string, got {type(reason).__name__}")
     run = engine.store.get_run(run_id)
@@ -91,12 +99,12 @@ async def rollback(
         _check_registered(engine, row)
     result = RollbackResult(run_id)
     for row in reversed(chain):
-        result.extend(await _roll_back_run(engine, row, reason, rejected))
+        result.extend(await _roll_back_run(engine, row, reason, rejected, who or {}))
     return result
 
 
 async def _roll_back_run(
-    engine: RollbackEngine, run: RunRow, reason: str | None, rejected: str | None
+    engine: RollbackEngine, run: RunRow, reason: str | None, rejected: str | None, who: dict[str, Any]
 ) -> RollbackResult:
     store = engine.store
     if run.status == "rolled_back":
@@ -108,12 +116,12 @@ async def _roll_back_run(
         done = _settled(journal)
         writer.append("attempt", None, n=number, source_hash=run.source_hash, resumed_from=[])
         if not any(e.kind == "rollback" for e in journal.entries):
-            writer.append("rollback", None, reason=reason, rejected=rejected)
+            writer.append("rollback", None, reason=reason, rejected=rejected, **who)
         store.update_run(run.id, options={**run.options, "rollback": True})  # resume refuses it from now on
         store.append(run.id, writer.take())
         for call in _completed(journal):
             if call.slot not in done:
-                await _undo(engine, run, call, writer)
+                await _undo(engine, run, call, writer, who)
         result = outcome(engine, run.id, journal)
         writer.append(
             "rolled_back",
@@ -129,14 +137,14 @@ async def _roll_back_run(
     return result
 
 
-async def _undo(engine: RollbackEngine, run: RunRow, call: _Done, writer: JournalWriter) -> None:
+async def _undo(engine: RollbackEngine, run: RunRow, call: _Done, writer: JournalWriter, who: dict[str, Any]) -> None:
     if call.child is not None and call.op == "delegate":
         try:
             child = engine.store.get_run(call.child)
         except RunNotFound:  # the parent recorded the call, then stopped before the child existed
             writer.append("not_reverted", None, of=call.slot, name=call.name, reason="the child run never started")
         else:
-            sub = await _roll_back_run(engine, child, None, None)
+            sub = await _roll_back_run(engine, child, None, None, who)
             writer.append("reverted", None, of=call.slot, ok=sub.ok, child=child.id, value=None)
         engine.store.append(run.id, writer.take())
         return

@@ -556,9 +556,11 @@ class Engine:
 
     # -- rollback ----------------------------------------------------------------------
 
-    async def rollback(self, run_id: str, reason: str | None = None, rejected: str | None = None) -> RollbackResult:
+    async def rollback(
+        self, run_id: str, reason: str | None = None, rejected: str | None = None, who: dict[str, Any] | None = None
+    ) -> RollbackResult:
         """Run the reverts of a run's completed calls, newest first (``rollback.py``)."""
-        return await roll_back(self, run_id, reason, rejected)
+        return await roll_back(self, run_id, reason, rejected, who)
 
     def _copy_journal(self, source: RunRow, target: RunRow, before_seq: int) -> None:
         """Give ``target`` (a fork, or a forked child) ``source``'s journal before ``before_seq``, and

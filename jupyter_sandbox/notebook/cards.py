@@ -393,7 +393,7 @@ class _Link:
         elif kind == "rollback":  # the card's Roll back button (a failed, rejected or cancelled run)
             self.notice = None
             try:
-                self.sb.rollback(self.run_id)
+                self.sb.rollback(self.run_id, channel="card")
             except SandboxError as exc:
                 self.notice = f"{type(exc).__name__}: {exc}"[:2000]
             self.refresh()

@@ -377,7 +377,7 @@ def rollback(magics: Magics, sb: Sandbox, args: Any) -> None:
     """Run the reverts of a run's completed calls, newest first; the run ends rolled_back (a second
     rollback runs nothing again)."""
     run_id = resolve_run(sb, args.run)
-    done = sb.rollback(run_id, reason=args.reason)
+    done = sb.rollback(run_id, reason=args.reason, channel="magic")
     lines = [f"run {run_id} rolled back: {len(done.reverted)} reverted, {len(done.not_reverted)} without a revert"]
     lines += [f"  reverted {i['name']} {i['input']!r}" for i in done.reverted]
     lines += [f"  not reverted {i['name']}: {i['reason']}" for i in done.not_reverted]

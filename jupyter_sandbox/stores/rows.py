@@ -298,7 +298,15 @@ SCHEMAS: dict[str, Schema] = {
     },
     "plan": {**_NOTE, "plan": (True, _list)},
     "error": {"error": (True, _error_record)},
-    "rollback": {"reason": (False, OPT_STR), "rejected": (False, OPT_STR)},
+    "rollback": {
+        "reason": (False, OPT_STR),
+        "rejected": (False, OPT_STR),
+        "by": (False, STR),  # who asked, as on an answer entry
+        "via": (False, STR),
+        "process": (False, STR),
+        "answered_at": (False, _number),
+        "role": (False, STR),
+    },
     "revert": {"of": (True, SLOT), "name": (True, STR)},
     "reverted": {
         "of": (True, SLOT),
