@@ -18,9 +18,9 @@ IDE, another agent framework), the tools:
 * ``rollback_run {run_id, reason?}``, only when the server is started with ``--allow-rollback``: undo what a
   run did (``Sandbox.rollback``: the reverts of its completed calls, newest first); off by default, since
   a model that may roll back may undo what a human approved;
-* ``list_scripts {}`` and ``save_script {name, script, description?}``, and ``run_script``'s ``save``, only
-  with ``--allow-save``: the store's saved scripts (``actions.scripts.NAME``, declared with the actions
-  either way), and keeping a script for later runs (every client of the store sees it).
+* ``list_scripts {}`` and ``save_script {name, script, description?, input_schema?, output_schema?}``, and
+  ``run_script``'s ``save``, only with ``--allow-save``: the store's saved scripts (``actions.scripts.NAME``,
+  declared with the actions either way), and keeping a script for later runs (every client of the store sees it).
 
 The server runs the store's scheduler (as a notebook does): a run parked on a timer or an event wakes by
 itself, here or in any other process scheduling the same store (``--no-scheduler`` leaves that to a
@@ -254,9 +254,17 @@ def build_server(
             "saving a name again makes a new version.",
             annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False),
         )
-        def save_script(name: str, script: str, description: str | None = None) -> CallToolResult:
+        def save_script(
+            name: str,
+            script: str,
+            description: str | None = None,
+            input_schema: dict[str, Any] | None = None,
+            output_schema: dict[str, Any] | None = None,
+        ) -> CallToolResult:
             try:
-                kept = sb.save_script(name, script, description=description)
+                kept = sb.save_script(
+                    name, script, description=description, input_schema=input_schema, output_schema=output_schema
+                )
             except (SandboxError, TypeError, ValueError) as exc:
                 error = {"name": type(exc).__name__, "message": str(exc)}
                 return CallToolResult(

@@ -180,6 +180,18 @@ def test_a_script_the_model_saved_through_the_tool_is_declared_and_reused_by_its
     assert again.output == 42
 
 
+def test_a_script_saved_through_the_tool_keeps_its_schemas_and_its_calls_are_checked_against_them(sb):
+    tool = sb.tool(allow_save=True)
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    saved = tool.run(
+        {"script": "return ctx.input.n * 2", "input": {"n": 1}, "save": {"name": "twice", "input_schema": schema}}
+    )
+    assert saved.saved == {"name": "scripts.twice", "version": 1}
+    assert "twice(input: { n: number }" in tool.description
+    refused = tool.run({"script": "return await actions.scripts.twice({n: 'one'})"})
+    assert refused.status == "failed" and "the action's schema refused it" in refused.content
+
+
 def test_a_failed_script_is_not_saved_and_a_bad_name_is_said_in_the_content(sb):
     tool = sb.tool(allow_save=True)
     assert tool.run({"script": "throw new Error('no')", "save": {"name": "nope"}}).status == "failed"
@@ -208,8 +220,12 @@ def test_the_mcp_server_saves_and_lists_scripts_only_with_allow_save(tmp_path):
     async def save(session, tools) -> None:
         seen.setdefault("params", []).append(sorted(tools["run_script"].input_schema["properties"]))
         if "save_script" in tools:
-            saved = await session.call_tool("save_script", {"name": "inc", "script": "return ctx.input + 1"})
+            saved = await session.call_tool(
+                "save_script", {"name": "inc", "script": "return ctx.input + 1", "input_schema": {"type": "integer"}}
+            )
             seen["saved"] = saved.structured_content
+            refused = await session.call_tool("run_script", {"script": "return await actions.scripts.inc('1')"})
+            seen["refused"] = refused.structured_content
             ran = await session.call_tool(
                 "run_script", {"script": "return await actions.scripts.inc(1)", "save": {"name": "two"}}
             )
@@ -220,5 +236,6 @@ def test_the_mcp_server_saves_and_lists_scripts_only_with_allow_save(tmp_path):
     assert {"save_script", "list_scripts"} <= set(with_mcp_server(store, ["--allow-save"], tmp_path / "err", save))
     assert "save" not in seen["params"][0] and "save" in seen["params"][1]
     assert seen["saved"] == {"name": "scripts.inc", "version": 1}
+    assert seen["refused"]["status"] == "failed"  # its input schema took no string
     assert seen["ran"]["status"] == "completed" and seen["ran"]["output"] == 2
     assert [s["name"] for s in seen["listed"]["result"]] == ["scripts.inc", "scripts.two"]

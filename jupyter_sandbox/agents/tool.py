@@ -61,6 +61,8 @@ SAVE = {
     "properties": {
         "name": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
         "description": {"type": "string"},
+        "input_schema": {"type": "object", "description": "JSON Schema of ctx.input, checked on every call"},
+        "output_schema": {"type": "object", "description": "JSON Schema of what the script returns"},
     },
     "required": ["name"],
 }
@@ -216,7 +218,10 @@ class SandboxTool:
         if save is not None and not self.allow_save:
             return self._refused("this tool does not save scripts (`save` is not one of its parameters)")
         if save is not None and not (isinstance(save, dict) and isinstance(save.get("name"), str)):
-            return self._refused('`save` is {"name": identifier, "description"?: string}')
+            return self._refused(
+                '`save` is {"name": identifier, "description"?: string, "input_schema"?: object, '
+                '"output_schema"?: object}'
+            )
         result = self._outcome(
             lambda: self.sandbox.eval(
                 script,
@@ -237,7 +242,13 @@ class SandboxTool:
     def _save(self, result: ToolResult, save: dict[str, Any]) -> None:
         """Keep the script that worked; the content says where it is (or why it was not kept)."""
         try:
-            kept = self.sandbox.save_script(save["name"], run_id=result.run_id, description=save.get("description"))
+            kept = self.sandbox.save_script(
+                save["name"],
+                run_id=result.run_id,
+                description=save.get("description"),
+                input_schema=save.get("input_schema"),
+                output_schema=save.get("output_schema"),
+            )
         except (SandboxError, TypeError, ValueError) as exc:
             result.content += f"\nThe script was not saved: {exc}"
             return
