@@ -133,12 +133,23 @@ def test_a_value_that_is_not_json_deep_in_a_long_call_log_is_named_at_its_positi
     assert "call_log[27]" in str(info.value) and getattr(info.value, "position", None) == 27
 
 
-def test_large_values_a_bare_call_log_served_are_handed_over_in_parts(world, monkeypatch):
-    n, big = 12, "x" * 400_000  # 4.8 MB served in all: handed over about every megabyte, not held to the end
+def test_large_values_a_bare_call_log_served_never_cross_back_to_the_host(world, monkeypatch):
+    n, big = 12, "x" * 400_000  # 4.8 MB served in all: the host journals them from the plan it handed over
     log = [{"type": "action", "name": "lookup", "input": str(i), "response": big + str(i)} for i in range(n)] + [None]
     crossings = _counting_deliveries(monkeypatch)
+    sizes: list[int] = []
+    from jupyter_sandbox.engine.realm import Realm
+
+    requests = Realm._requests
+
+    def measured(self, text):
+        sizes.append(len(text))
+        return requests(self, text)
+
+    monkeypatch.setattr(Realm, "_requests", measured)
     with pytest.raises(SandboxInterrupt) as info:
         world.eval(LOOP, input=n, call_log=log)
-    assert crossings[0] >= n + 3
+    assert crossings[0] <= n + 3
+    assert max(sizes) < len(big)  # what the realm hands back names what it served, not its value
     journaled = world.call_log(info.value.run_id)
     assert [e["response"] for e in journaled[:n]] == [big + str(i) for i in range(n)]

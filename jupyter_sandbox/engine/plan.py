@@ -41,6 +41,7 @@ class ReplayPlan:
     imported: bool = False  # from a call log alone: journaled as it is served (not in the run's journal yet)
     notes: int = 0  # console lines, logs, steps and plans already journaled (not journaled again)
     frontier: int = 0  # 1 + the last slot the journal reserved: before it, the script is replaying
+    _failed: dict[int, Any] | None = field(default=None, repr=False, compare=False)  # errors by index, when asked
 
     def __len__(self) -> int:
         return len(self.slots)
@@ -110,6 +111,17 @@ class ReplayPlan:
             else:  # a timer carries no value: null, as delivered() gives it live, whatever the log says
                 plan.values.append(None if kind == "sleep" else entry["response"])
         return plan
+
+    def served(self, index: int) -> tuple[dict[str, Any], bool, Any]:
+        """What a bare call log's entry at ``index`` asked for, and ``(ok, value or error)`` it delivered,
+        for the journal entries that record it as served."""
+        kin = self.kinds[index] if self.kinds is not None else None
+        if kin is None:
+            raise IndexError(f"the plan's entry {index} is not a request from a call log")
+        if self._failed is None:
+            self._failed = dict(self.errors)
+        error = self._failed.get(index)
+        return (kin, True, self.values[index]) if error is None else (kin, False, error)
 
     def served_slots(self) -> set[int]:
         return set(self.slots)

@@ -231,29 +231,31 @@ class Requests:
     def _imported(self, item: dict[str, Any]) -> None:
         """An effect served from a bare call log: journal its request and completion as if it had run,
         so this run's own journal is complete and a resume by run id never runs it again."""
-        writer, slot, op = self.runner.writer, item["s"], item["op"]
+        writer, slot = self.runner.writer, item["s"]
+        kin, ok, value = self.runner.plan.served(item["i"])
+        op = kin["op"]
         if op == "sleep":
-            ms = item["input"] if isinstance(item["input"], (int, float)) else 0
+            ms = kin["input"] if isinstance(kin["input"], (int, float)) else 0
             writer.append("timer", slot, key=item["key"], ms=ms, due=self.runner.now)
             writer.append("fired", slot)
         elif op == "wait":
-            writer.append("wait", slot, key=item["key"], match=item["input"], timeout=item["timeout"], due=None)
-            writer.append("event", slot, event=item.get("value"), signal=None)
+            writer.append("wait", slot, key=item["key"], match=kin["input"], timeout=kin["timeout"], due=None)
+            writer.append("event", slot, event=value, signal=None)
         else:
             writer.append(
                 "call",
                 slot,
                 key=item["key"],
                 op=op,
-                name=item["name"],
-                input=item["input"],
+                name=kin["name"],
+                input=kin["input"],
                 description=None,
                 imported=True,
             )
-            if item["ok"]:
-                writer.append("result", slot, ok=True, value=item["value"])
+            if ok:
+                writer.append("result", slot, ok=True, value=value)
             else:
-                writer.append("result", slot, ok=False, error={**item["error"], "action": item["name"]})
+                writer.append("result", slot, ok=False, error={**value, "action": kin["name"]})
 
     def _sleep(self, item: dict[str, Any]) -> None:
         previous = self._open(item, "timer")

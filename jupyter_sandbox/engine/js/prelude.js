@@ -362,17 +362,13 @@ function keyOf(kin) {
 
 // An effect served from a bare call log is journaled as it is served, so the run's own
 // journal holds it and a later resume by run id replays it instead of running it again.
+// The host holds the plan it handed over: it is told which entry was served, and its key.
 function journalImported(i) {
-  const kin = rKin[i];
   if (rSync[i]) {
     pushServed(`{"t":"${rK[i]}","s":${rS[i]},"value":${JSONstringify(rV[i])}}`);
     return;
   }
-  const outcome = !rFail[i] ? `"ok":true,"value":${hostJSONText(rV[i], "call_log response")}`
-    : `"ok":false,"error":{"message":${JSONstringify(StringCtor(own(rE[i], "message")))}}`;
-  pushServed(`{"t":"imported","s":${rS[i]},"key":${JSONstringify(rK[i])},"op":${JSONstringify(kin.op)},` +
-       `"name":${JSONstringify(kin.name === undefined ? null : kin.name)},"input":${hostJSONText(kin.input, "call_log input")},` +
-       `"timeout":${JSONstringify(kin.timeout === undefined ? null : kin.timeout)},${outcome}}`);
+  pushServed(`{"t":"imported","i":${i},"s":${rS[i]},"key":${JSONstringify(rK[i])}}`);
 }
 
 // The plan (journal.py ``plan``): columns s (slot), k (content key, null where a bare
