@@ -371,7 +371,7 @@ function journalImported(i) {
   pushServed(`{"t":"imported","i":${i},"s":${rS[i]},"key":${JSONstringify(rK[i])}}`);
 }
 
-// The plan (journal.py ``plan``): columns s (slot), k (content key, null where a bare
+// The plan (plan.py ``ReplayPlan.to_js``): columns s (slot), k (content key, null where a bare
 // call log gives kin instead), v (value); e: [index, error] of each failure; sync: the
 // indices of clock and random reads; kin: by index, or absent; imp: 1 when every entry
 // comes from a bare call log (not in this run's journal yet). Read before the script runs.
