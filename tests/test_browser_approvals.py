@@ -1,4 +1,5 @@
-"""In a real JupyterLab and Chromium: Edit & approve on a run card, and the card then says who approved,
+"""In a real JupyterLab and Chromium: Edit & approve on a run card (a redraw meanwhile keeps the typed edit, its
+focus and caret), and the card then says who approved,
 how and when, and shows the input that ran with its difference from the proposal (light and dark theme).
 
 Screenshots: /tmp/shots/approvals-light.png and approvals-dark.png (their paths are printed with ``-s``).
@@ -35,6 +36,10 @@ PAY = '%%sandbox --name refund -o out\nreturn await actions.pay({total: 120, to:
 SHOW = 'print("paid", paid)'
 CELLS = ["%load_ext jupyter_sandbox", None, PAY, SHOW]
 PAY_CELL, SHOW_CELL = 2, 3
+
+# The kernel redraws every card of this kernel (as a change to their run would), without the page's focus moving.
+REDRAW = """() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.requestExecute({
+  code: 'from jupyter_sandbox.notebook.cards import cards\\nfor c in cards(): c.refresh()', silent: true}).done"""
 
 KERNEL_IDLE = """() => {
   const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
@@ -79,19 +84,22 @@ def test_the_card_after_edit_and_approve_shows_who_approved_and_the_input_that_r
         page.wait_for_function(KERNEL_IDLE % len(CELLS), timeout=60_000)
         lab.remember()
 
-        # Edit & approve: open the editor, change the total, click.
-        # (a redraw keeps the editor open: its details carry a data-key)
-        # A redraw of the card (it goes live as the kernel announces itself) can replace the editor between the
-        # fill and the click, so the edit is typed again until it is still there when the click goes.
+        # Edit & approve: open the editor, change the total; a redraw of the card meanwhile (the kernel sends
+        # the run's card again) keeps what was typed, the focus and the caret; then click.
         edited = '{"total": 90, "to": "bo"}'
-        for _ in range(5):
-            if not card.locator("details.jsbx-edit[open]").count():
-                card.locator("details.jsbx-edit summary").click()
-            expect(card.locator("textarea.jsbx-edited")).to_be_visible()
-            card.locator("textarea.jsbx-edited").fill(edited)
-            page.wait_for_timeout(600)  # longer than the card's redraw interval
-            if card.locator("textarea.jsbx-edited").input_value() == edited:
-                break
+        card.locator("details.jsbx-edit summary").click()
+        box = card.locator("textarea.jsbx-edited")
+        box.fill(edited)
+        box.evaluate("(el) => el.setSelectionRange(12, 12)")  # the caret after "90"
+        version = card.get_attribute("data-version")
+        page.evaluate(REDRAW)
+        expect(card).not_to_have_attribute("data-version", version)  # redrawn: a new document, new nodes
+        expect(box).to_have_value(edited)
+        expect(box).to_be_focused()
+        assert box.evaluate("(el) => [el.selectionStart, el.selectionEnd]") == [12, 12]
+        box.press_sequentially("5")  # typing goes on where it was: the total is now 905
+        expect(box).to_have_value('{"total": 905, "to": "bo"}')
+        box.fill(edited)
         card.locator('button[data-act="edit"]').click()
         expect(card.locator(".jsbx-card-head .jsbx-status")).to_have_attribute("data-status", "completed")
         answered = card.locator(".jsbx-answered")

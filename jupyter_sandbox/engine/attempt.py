@@ -39,6 +39,10 @@ class Observer:
 
     def progress(self, run_id: str, patch: Any) -> None: ...
 
+    # A ctx.step began or ended ({phase, id, label, ...}), told as the script makes it: its journal entry may
+    # commit later (with the next call's result), so a view showing "the current step" reads it here.
+    def step(self, run_id: str, note: dict[str, Any]) -> None: ...
+
 
 # How an attempt ends: the run's stored status (a ``RunStatus``), or ``reached`` for a determinism check.
 AttemptStatus = Literal["completed", "failed", "interrupted", "parked", "continued", "cancelled", "reached"]

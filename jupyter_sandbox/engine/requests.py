@@ -81,6 +81,8 @@ class Requests:
         item.pop("t")
         if kind == "console":
             self.runner._observe("console", {"level": item["level"], "message": item["message"]}, replayed)
+        elif kind == "step":
+            self.runner._observe("step", dict(item))
         if not replayed:
             self.runner.writer.append(kind, None, **item)
 

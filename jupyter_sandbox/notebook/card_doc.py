@@ -37,6 +37,8 @@ DETAIL = 2000  # characters of a value behind a row's expander
 CONSOLE_TAIL = 40
 PLAN_ITEMS = 50  # items of a ctx.plan the card lists
 TRACEBACK = 4000  # characters of an action's Python traceback, from its end
+INPUT = 20_000  # characters of an approval's formatted input the card carries
+_HINTS = ("read_only", "destructive", "idempotent", "open_world")  # an MCP tool's annotations, as the card names them
 _version = itertools.count(1)
 
 
@@ -207,6 +209,12 @@ def full_rows(sb: SandboxLike, run_id: str) -> list[dict[str, Any]]:
     return [r for rid in sb.chain(run_id) for r in _rows(sb.timeline(rid), group=False)]
 
 
+def _formatted(value: Any) -> dict[str, Any]:
+    """A value as indented JSON, at most ``INPUT`` characters (``cut``: how long it was, if longer)."""
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return {"text": text[:INPUT], **({"cut": len(text)} if len(text) > INPUT else {})}
+
+
 def _pending(doc: dict[str, Any]) -> list[dict[str, Any]]:
     found = []
     for p in doc.get("pending") or []:
@@ -214,16 +222,25 @@ def _pending(doc: dict[str, Any]) -> list[dict[str, Any]]:
             data = item.get("data")
             approval = bool(item.get("approval", p.get("approval")))
             editable = data.get("input") if approval and isinstance(data, dict) else data
-            found.append(
-                {
-                    "id": item["id"],
-                    "name": item.get("name") or "?",
-                    "approval": approval,
-                    "data": _cut(data),
-                    "html": data.get("html") if isinstance(data, dict) else None,
-                    "edit": json.dumps(editable, indent=2, ensure_ascii=False, default=str)[:20_000],
-                }
-            )
+            shown: dict[str, Any] = {
+                "id": item["id"],
+                "name": item.get("name") or "?",
+                "approval": approval,
+                "data": _cut(data),
+                "html": data.get("html") if isinstance(data, dict) else None,
+                "edit": json.dumps(editable, indent=2, ensure_ascii=False, default=str)[:INPUT],
+            }
+            if approval and isinstance(data, dict):  # what the approver decides on: the input, not the action's facts
+                shown.update(data=None, input=_formatted(editable))
+                if isinstance(data.get("tool"), str):  # an MCP tool: which, and what its server says it does
+                    annotations = data.get("annotations")
+                    hints: dict[str, Any] = annotations if isinstance(annotations, dict) else {}
+                    shown.update(
+                        tool=data["tool"],
+                        server=data.get("server"),
+                        hints=[h.replace("_", "-") for h in _HINTS if hints.get(h) is True],
+                    )
+            found.append(shown)
     return found
 
 
@@ -236,6 +253,20 @@ def _answered(doc: dict[str, Any]) -> list[dict[str, Any]]:
             approved = e.get("approved", value is True or (isinstance(value, dict) and value.get("approved") is True))
             reason = e.get("reason", value.get("reason") if isinstance(value, dict) else None)
             proposed = asked[e["id"]].get("input")
+            if not asked[e["id"]].get("approval") and not e.get("approval"):  # a question: what was asked, answered
+                out.append(
+                    {
+                        "id": e["id"],
+                        "name": asked[e["id"]].get("name"),
+                        "question": _cut(asked[e["id"]].get("data", proposed)) or {"p": "null"},
+                        "value": _cut(value) or {"p": "null"},
+                        "attempt": e.get("attempt"),
+                        "by": e.get("by"),
+                        "via": e.get("via"),
+                        "when": _clock(e.get("answered_at")),
+                    }
+                )
+                continue
             item = {
                 "id": e["id"],
                 "name": asked[e["id"]].get("name"),
@@ -297,8 +328,12 @@ def card_document(
     title: str | None = None,
     out_var: str | None = None,
     error_in_cell: int | None = None,
+    show_script: bool = False,
 ) -> dict[str, Any]:
-    """The card of ``run_id`` as the store has it now (a JSON document, see the module doc)."""
+    """The card of ``run_id`` as the store has it now (a JSON document, see the module doc).
+
+    ``error_in_cell``: the attempt whose error the cell shows below the card (the card then does not repeat
+    it); ``show_script``: the card lists the script (a run no cell shows the source of, a model's)."""
     try:
         chain = sb.chain(run_id)
     except RunNotFound:
@@ -328,7 +363,11 @@ def card_document(
                     "i": i,
                 }
             )
-        rows.extend(_rows(d, group=True))
+        part = _rows(d, group=True)
+        for row in part if d is last else ():  # the error the cell shows: the row says so instead of repeating it
+            if row["k"] == "error" and error_in_cell is not None and row["a"] == error_in_cell:
+                row["in_cell"] = True
+        rows.extend(part)
     omitted = max(len(rows) - MAX_ROWS, 0)
     if omitted:
         gap = {"k": "omitted", "count": omitted, "a": 0, "seq": -1}
@@ -365,6 +404,7 @@ def card_document(
         "omitted": omitted,
         "entries": sum(len(d.get("entries") or []) for d in docs),
         "out_var": out_var,
+        "show_script": show_script,
         "step": _open_step(last) if run.get("status") == "running" else None,
         "plan": next(
             (_plan(e.get("plan")) for e in reversed(last.get("entries") or []) if e.get("kind") == "plan"), None

@@ -58,11 +58,12 @@ def style() -> str:
     return (_STATIC / "timeline.css").read_text() + (_STATIC / "card.css").read_text()
 
 
-def card_html(doc: dict[str, Any]) -> str:
-    """The static HTML of a card document, with its style."""
+def card_html(doc: dict[str, Any], styled: bool = True) -> str:
+    """The static HTML of a card document, with its style (``styled``) or without (another output of the
+    page carries it: the style's rules apply to the whole page)."""
     with _lock:  # one QuickJS context, used from the kernel's and the poller's threads
         body = json.loads(_render().get("__card")(json.dumps(doc, default=str)))
-    return f"<style>{style()}</style>{body}"
+    return f'<style data-jsbx-style="card">{style()}</style>{body}' if styled else body
 
 
 def mismatch_html(mismatch: dict[str, Any], source: str | None) -> str:

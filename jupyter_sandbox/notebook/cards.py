@@ -49,6 +49,7 @@ REDRAW_SHARE = 0.1  # and spaced so that redrawing takes at most this share of t
 _lock = threading.RLock()
 _CARDS: deque[RunCard] = deque(maxlen=500)
 _LINKS: dict[str, list[_Link]] = {}  # run id -> comms of renderers showing it
+_STYLED: dict[str, str] = {}  # "cell": the notebook cell whose card carries the cards' one <style> (see styles_here)
 
 
 def cards(run_id: str | None = None, sb: SandboxLike | None = None) -> list[RunCard]:
@@ -60,6 +61,31 @@ def cards(run_id: str | None = None, sb: SandboxLike | None = None) -> list[RunC
             for c in _CARDS
             if (run_id is None or c.run_id == run_id or run_id in c.chain) and (sb is None or same_store(c.sb, sb))
         ]
+
+
+def styles_here(ip: Any = None) -> bool:
+    """Whether a card shown now carries the cards' CSS in its ``text/html``.
+
+    The rules of one ``<style>`` apply to the whole page a saved notebook is shown in (nbconvert, a frontend
+    without the labextension, which has its own copy), so only the cards of one cell carry it: the cell of
+    the first card shown since the kernel started, and whatever replaces its output when it runs again.
+    Where the frontend does not say which cell runs (no ``cellId``), every card carries it.
+    """
+    ip = ip if ip is not None else _shell()
+    try:
+        cell = (ip.get_parent().get("metadata") or {}).get("cellId")
+    except AttributeError:  # not a kernel's shell
+        cell = None
+    if not isinstance(cell, str) or not cell:
+        return True
+    with _lock:
+        return _STYLED.setdefault("cell", cell) == cell
+
+
+def _shell() -> Any:
+    from IPython import get_ipython
+
+    return get_ipython()
 
 
 def same_store(a: Any, b: Any) -> bool:
@@ -106,11 +132,14 @@ class RunCard:
         store_output: Callable[[Any], None] | None = None,
         out_name: str | None = None,
         timeline: bool = True,
+        show_script: bool = False,
     ):
         self.sb, self.run_id, self.title = sb, run_id, title
+        self.show_script = show_script  # the card lists the script: no cell shows it (a model wrote it)
         self.timeline = timeline  # SandboxMagics.show_timeline: False leaves the rows out
         self.store_output, self.out_name = store_output, out_name
         self.handle: Any = None
+        self.styled = True  # its text/html carries the cards' CSS (styles_here, decided when shown)
         self.chain: list[str] = [run_id] if run_id else []
         self.error_in_cell: int | None = None  # the attempt whose error the cell's traceback shows
         self.filled: Any = None  # the (run, updated) whose output -o holds
@@ -122,6 +151,7 @@ class RunCard:
         self._drawn_at = 0.0  # when the last redraw began
         self._timer: threading.Timer | None = None
         self.progress: dict[str, Any] | None = None  # the merged ctx.progress patches of its run in this kernel
+        self.steps: dict[Any, str] = {}  # the ctx.step calls its run has open now, as the engine tells them
         self._drawing = threading.Lock()  # one redraw at a time, so the newest document is the one left drawn
         with _lock:
             _CARDS.append(self)
@@ -142,14 +172,22 @@ class RunCard:
                 "store": mask(self.sb.store_path),
             }
         doc = card_document(
-            self.sb, self.run_id, title=self.title, out_var=self.out_name, error_in_cell=self.error_in_cell
+            self.sb,
+            self.run_id,
+            title=self.title,
+            out_var=self.out_name,
+            error_in_cell=self.error_in_cell,
+            show_script=self.show_script,
         )
         doc["store"] = mask(doc.get("store") or "")
         self.chain = doc.get("chain") or [self.run_id]
         if not self.timeline:
             doc.pop("rows", None)
-        if self.progress is not None and doc.get("status") == "running":
-            doc["progress"] = self.progress
+        if doc.get("status") == "running":
+            if self.progress is not None:
+                doc["progress"] = self.progress
+            if self.steps:  # the engine told of it before its entry was committed: the store's may lag one step
+                doc["step"] = list(self.steps.values())[-1]
         return doc
 
     def bundle(self, doc: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -161,12 +199,13 @@ class RunCard:
             plain += " · waiting for " + ", ".join(p["name"] for p in doc["pending"])
         if doc.get("status") == "running":
             return {CARD_MIME: doc, "text/plain": plain}
-        return {CARD_MIME: doc, "text/html": card_html(doc), "text/plain": plain}
+        return {CARD_MIME: doc, "text/html": card_html(doc, self.styled), "text/plain": plain}
 
     def _repr_mimebundle_(self, **_: Any) -> dict[str, Any]:
         return self.bundle()
 
     def show(self) -> RunCard:
+        self.styled = styles_here()
         self.doc = self.document()
         self.handle = display(self.bundle(self.doc), raw=True, display_id=True)
         if self.run_id:
@@ -293,6 +332,15 @@ class _Live(Observer):
         self.card.progress = merge_progress(self.card.progress, patch)
         self._seen(run_id)
 
+    def step(self, run_id: str, note: dict[str, Any]) -> None:
+        if run_id not in self.card.chain and self.card.run_id is not None:
+            return
+        if note.get("phase") == "start":
+            self.card.steps[note.get("id")] = str(note.get("label") or "")
+        else:
+            self.card.steps.pop(note.get("id"), None)
+        self._seen(run_id)
+
 
 def publish(run_id: str | None, sb: SandboxLike | None = None) -> None:
     """The run changed in this kernel: refresh every card (and renderer) showing it (in ``sb``'s store, if given)."""
@@ -305,6 +353,18 @@ def publish(run_id: str | None, sb: SandboxLike | None = None) -> None:
     if not shown:
         for link in _links(run_id, sb):
             link.refresh()
+
+
+def resume_run(sb: SandboxLike, run_id: str) -> Any:
+    """Resume ``run_id`` (a cancelled run: the card's Resume) as ``sb.resume`` does, its cards told as it goes;
+    its outcome (an error is returned, not raised)."""
+    doc = card_document(sb, run_id)
+    try:
+        outcome: Any = sb.resume(doc["chain"][-1], observer=_Fanout(cards(run_id, sb)), channel="card")
+    except SandboxError as exc:  # a pause is an outcome too
+        outcome = exc
+    publish(run_id, sb)
+    return outcome
 
 
 def answer_run(sb: SandboxLike, run_id: str, interrupt_id: str | None, choice: str, value: Any = None) -> Any:
@@ -347,6 +407,10 @@ class _Fanout(Observer):
         for view in self.views:
             view.progress(run_id, patch)
 
+    def step(self, run_id: str, note: dict[str, Any]) -> None:
+        for view in self.views:
+            view.step(run_id, note)
+
 
 # -- the comm: renderers in the browser ------------------------------------------------------
 
@@ -378,6 +442,12 @@ class _Link:
         self.chain = doc.get("chain") or [self.run_id]
         self.send(doc)
 
+    def _clicked(self, outcome: Any) -> None:
+        """Redraw after a click's resume; one that failed says why in the card, until the next click."""
+        if isinstance(outcome, Exception) and not isinstance(outcome, (SandboxInterrupt, RunParked)):
+            self.notice = f"{type(outcome).__name__}: {outcome}"[:2000]
+        self.refresh()
+
     def on_msg(self, msg: dict[str, Any]) -> None:
         data = (msg.get("content") or {}).get("data") or {}
         kind = data.get("type")
@@ -385,11 +455,10 @@ class _Link:
             choice = data.get("choice", "approve")
             value = data.get("edited") if choice == "edit" else data.get("reason")
             self.notice = None
-            outcome = answer_run(self.sb, self.run_id, data.get("interrupt_id"), choice, value)
-            failed = isinstance(outcome, Exception) and not isinstance(outcome, (SandboxInterrupt, RunParked))
-            if failed:  # a click whose resume failed says why in the card, until the next click
-                self.notice = f"{type(outcome).__name__}: {outcome}"[:2000]
-            self.refresh()
+            self._clicked(answer_run(self.sb, self.run_id, data.get("interrupt_id"), choice, value))
+        elif kind == "resume":  # the card's Resume button (a cancelled run)
+            self.notice = None
+            self._clicked(resume_run(self.sb, self.run_id))
         elif kind == "rollback":  # the card's Roll back button (a failed, rejected or cancelled run)
             self.notice = None
             try:

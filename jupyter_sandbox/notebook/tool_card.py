@@ -26,7 +26,7 @@ def show(result: Any) -> RunCard | None:
     if tool is None or result.run_id is None:  # refused before any run started (arguments not understood)
         display({"text/plain": result.content}, raw=True)
         return None
-    return RunCard(tool.sandbox, result.run_id, title=f"{tool.name} tool").show()
+    return RunCard(tool.sandbox, result.run_id, title=f"{tool.name} tool", show_script=True).show()
 
 
 def register(ip: Any) -> None:

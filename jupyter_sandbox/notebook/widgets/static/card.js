@@ -55,7 +55,7 @@ function value(label, v) {
 /** An error as one line: its name once (a Python failure's message already starts with it). @param {any} err @param {string} [fallback] */
 function errText(err, fallback = 'Error') {
   const name = err?.name ?? fallback;
-  const message = String(err?.message ?? '');
+  const message = String(err?.message ?? '').split('\n')[0];
   return message === name || message.startsWith(`${name}: `) ? message : `${name}: ${message}`;
 }
 
@@ -87,7 +87,9 @@ function rowMain(r) {
     }
     case 'console': return h`<span class="jsbx-pill jsbx-pill-level-${r.level}">${r.level}</span> <span class="jsbx-msg">${r.msg}</span>`;
     case 'step': return h`step <b>${r.name}</b> ${r.phase}${r.outcome ? ` · ${r.outcome}` : ''}`;
-    case 'error': case 'mismatch': return h`<span class="jsbx-errtext">${errText(r.err, r.k)}</span>`;
+    case 'error': case 'mismatch':
+      if (r.in_cell) return h`<span class="jsbx-meta">the run failed here: its error is shown below the cell</span>`;
+      return h`<span class="jsbx-errtext">${errText(r.err, r.k)}</span>`;
     case 'plan': return h`plan <span class="jsbx-meta">${planDone(r.plan)}</span>`;
     case 'chain': return h`<span class="jsbx-meta">${r.i ? 'continued as' : 'run'}</span> <code>${r.name}</code>`;
     case 'omitted': return h`<span class="jsbx-meta">… ${plural(r.count, 'row', 'rows')} left out here: “show the full journal” fetches them</span>`;
@@ -123,18 +125,51 @@ function timeline(doc, rows, windowed) {
 /** @param {Doc} doc @param {Record<string, any>} e */
 function errorHtml(doc, e) {
   if (e.recorded || e.attempted) return new Safe(mismatchHtml(e, doc.source));
-  const ex = e.source_line || excerpt(doc.source, e.line, e.column);
+  // A message may carry its own excerpt (a limit's: "fuel-exhausted: …\n   2 | while (true) {}"): the title
+  // takes its first line, the block under it the excerpt (ours from the source, else the message's own lines).
+  const [first, ...more] = String(e.message ?? '').split('\n');
+  const ex = e.source_line || excerpt(doc.source, e.line, e.column) || more.join('\n').replace(/^\n+|\s+$/g, '');
   const where = e.line ? h` <span class="jsbx-where">line ${e.line}${e.column ? `:${e.column}` : ''}</span>` : '';
-  return h`<div class="jsbx-error"><div class="jsbx-err-title">${e.limit ? h`<span class="jsbx-pill jsbx-pill-limit">${e.limit}</span> ` : ''}${e.name || 'Error'}: ${e.message}${where}</div>${ex ? h`<pre class="jsbx-source">${ex}</pre>` : ''}${tracebackHtml(e, 'traceback')}</div>`;
+  return h`<div class="jsbx-error"><div class="jsbx-err-title">${e.limit ? h`<span class="jsbx-pill jsbx-pill-limit">${e.limit}</span> ` : ''}${e.name || 'Error'}: ${first}${where}</div>${ex ? h`<pre class="jsbx-source" data-role="excerpt">${ex}</pre>` : ''}${tracebackHtml(e, 'traceback')}</div>`;
 }
 
 /** Rows for the edit box: the whole value, up to a screenful. @param {unknown} text */
 export const editRows = (text) => Math.min(Math.max(String(text ?? '').split('\n').length + 1, 3), 20);
 
+export const INPUT_LINES = 12; // lines of an approval's input shown at once; the rest behind an expander
+
+/** An approval's input as formatted JSON: its first lines, the others behind an expander. @param {any} input @param {string} key */
+function inputHtml(input, key) {
+  if (!input || typeof input.text !== 'string') return '';
+  const lines = input.text.split('\n');
+  const rest = lines.slice(INPUT_LINES);
+  return h`<div class="jsbx-input" data-role="input"><span class="jsbx-meta">input</span><pre>${lines.slice(0, INPUT_LINES).join('\n')}</pre>${rest.length ? h`<details class="jsbx-more" data-key="${key}"><summary>${plural(rest.length, 'more line', 'more lines')}${input.cut ? ` (cut at ${count(input.cut)} chars)` : ''}</summary><pre>${rest.join('\n')}</pre></details>` : ''}</div>`;
+}
+
 /** @param {Record<string, any>} p @param {boolean} live */
 function pendingHtml(p, live) {
   const off = live ? '' : new Safe(' disabled');
-  return h`<div class="jsbx-pending" data-interrupt="${p.id}"><div><b>${p.name}</b> ${p.approval ? 'needs approval' : 'needs an answer'} <span class="jsbx-meta">interrupt <code>${p.id}</code></span></div>${p.html ? h`<div class="jsbx-preview">${new Safe(String(p.html))}</div>` : ''}${value('data', p.data)}<div class="jsbx-buttons"><button class="jsbx-btn jsbx-approve" data-act="approve" type="button"${off}>Approve</button> <button class="jsbx-btn jsbx-reject" data-act="reject" type="button"${off}>Reject</button> <input class="jsbx-reason" placeholder="reason (optional)"${off}></div><details class="jsbx-edit" data-key="edit-${p.id}"><summary>edit the ${p.approval ? 'input' : 'answer'}</summary><textarea class="jsbx-edited" rows="${editRows(p.edit)}"${off}>${p.edit}</textarea><button class="jsbx-btn" data-act="edit" type="button"${off}>${p.approval ? 'Edit & approve' : 'Send edited'}</button></details><div class="jsbx-note" data-role="message"></div></div>`;
+  const about = p.tool ? h` <span class="jsbx-meta">MCP tool <code>${p.tool}</code>${p.server ? h` of <code>${p.server}</code>` : ''}${(p.hints ?? []).length ? ` · ${p.hints.join(', ')}` : ''}</span>` : '';
+  return h`<div class="jsbx-pending" data-interrupt="${p.id}"><div><b>${p.name}</b> ${p.approval ? 'needs approval' : 'needs an answer'}${about} <span class="jsbx-meta">interrupt <code>${p.id}</code></span></div>${p.html ? h`<div class="jsbx-preview">${new Safe(String(p.html))}</div>` : ''}${p.input ? inputHtml(p.input, `input-${p.id}`) : value('data', p.data)}<div class="jsbx-buttons"><button class="jsbx-btn jsbx-approve" data-act="approve" type="button"${off}>Approve</button> <button class="jsbx-btn jsbx-reject" data-act="reject" type="button"${off}>Reject</button> <input class="jsbx-reason" data-key="reason-${p.id}" placeholder="reason (optional)"${off}></div><details class="jsbx-edit" data-key="edit-${p.id}"><summary>edit the ${p.approval ? 'input' : 'answer'}</summary><textarea class="jsbx-edited" rows="${editRows(p.edit)}" data-key="edited-${p.id}"${off}>${p.edit}</textarea><button class="jsbx-btn" data-act="edit" type="button"${off}>${p.approval ? 'Edit & approve' : 'Send edited'}</button></details><div class="jsbx-note" data-role="message"></div></div>`;
+}
+
+/** Who answered, how and when: " by ada via card, 19:03". @param {Record<string, any>} a */
+const answeredBy = (a) => `${a.by ? ` by ${a.by}` : ''}${a.via ? ` via ${a.via}` : ''}${a.when ? `, ${a.when}` : ''}`;
+
+/** A question (an interrupt that is no approval) and its answer. @param {Record<string, any>} a */
+function answeredQuestion(a) {
+  return h`<div class="jsbx-answered jsbx-answered-question" data-interrupt="${a.id}" data-role="question">? <b>${a.name}</b> answered${answeredBy(a)} ${value('asked', a.question)} ${value('answer', a.value)}</div>`;
+}
+
+/** The script the run ran, numbered, its failing line marked: for a run whose script no cell shows (a model's).
+ * @param {Doc} d */
+function scriptHtml(d) {
+  if (!d.show_script || !d.source) return '';
+  const lines = String(d.source).replace(/\s+$/, '').split(/\r\n|\r|\n/);
+  const bad = d.error?.line;
+  const width = String(lines.length).length;
+  const body = lines.map((text, i) => h`<span class="jsbx-script-line"${i + 1 === bad ? new Safe(' data-error="true"') : ''}><span class="jsbx-ln">${String(i + 1).padStart(width)}</span> ${text}</span>`);
+  return h`<details class="jsbx-script" data-key="script" data-role="script"><summary>script <span class="jsbx-meta">${plural(lines.length, 'line', 'lines')}${bad ? ` · fails at line ${bad}` : ''}</span></summary><pre>${body}</pre></details>`;
 }
 
 /**
@@ -149,17 +184,19 @@ export function cardHtml(doc, options = {}) {
   const attempts = d.attempts ?? [];
   const facts = [plural(attempts.length, 'attempt', 'attempts'), d.chain?.length > 1 ? `chain of ${d.chain.length} runs` : '', d.store ? `store ${d.store}` : ''].filter(Boolean).join(' · ');
   const live = Boolean(options.live);
-  const clickable = d.pending?.length || status === 'failed' || status === 'cancelled'; // answers, Roll back
+  const clickable = d.pending?.length || status === 'failed' || status === 'cancelled'; // answers, Resume, Roll back
   const hint = live || !clickable ? '' : (options.hint ?? NOT_LOADED); // only where a click would do something
   const retry = hint && options.retry ? h` <button class="jsbx-btn jsbx-retry" data-act="connect" type="button">try again</button>` : '';
   const errorShown = d.error && !(d.error_in_cell != null && d.error_in_cell === attempts[attempts.length - 1]?.n);
-  const answered = (d.answered ?? []).map((/** @type {any} */ a) => h`<div class="jsbx-answered" data-interrupt="${a.id}">${a.approved ? '✓' : '✗'} <b>${a.name}</b> ${a.approved ? 'approved' : 'rejected'}${a.by ? ` by ${a.by}` : ''}${a.via ? ` via ${a.via}` : ''}${a.when ? `, ${a.when}` : ''}${a.reason ? h`: ${a.reason}` : ''} ${a.ran ? h`${value('proposed', a.input)} ${value('ran with', a.ran)}${(a.changes ?? []).length ? h`<ul class="jsbx-changes" data-role="changes">${a.changes.map((/** @type {string} */ c) => h`<li><code>${c}</code></li>`)}</ul>` : ''}` : value('input', a.input)} ${value('answer', a.value)}</div>`);
+  const answered = (d.answered ?? []).map((/** @type {any} */ a) => a.question ? answeredQuestion(a) : h`<div class="jsbx-answered" data-interrupt="${a.id}">${a.approved ? '✓' : '✗'} <b>${a.name}</b> ${a.approved ? 'approved' : 'rejected'}${answeredBy(a)}${a.reason ? h`: ${a.reason}` : ''} ${a.ran ? h`${value('proposed', a.input)} ${value('ran with', a.ran)}${(a.changes ?? []).length ? h`<ul class="jsbx-changes" data-role="changes">${a.changes.map((/** @type {string} */ c) => h`<li><code>${c}</code></li>`)}</ul>` : ''}` : value('input', a.input)} ${value('answer', a.value)}</div>`);
   const out = [
     h`<div class="jsbx-card-head"><span class="jsbx-status" data-status="${status}">${status}</span> <b>${d.name || d.title || 'run'}</b> <code>${d.run_id}</code> <span class="jsbx-meta">${facts}</span>${hint ? h` <span class="jsbx-hint" data-role="hint">${hint}${retry}</span>` : ''}</div>`,
     status === 'running' && (d.progress || d.step) ? h`<div class="jsbx-live-now" data-role="progress">${d.step ? h`<div class="jsbx-meta">step <b>${d.step}</b></div>` : ''}${d.progress ? new Safe(String(progressHtml(d.progress))) : ''}</div>` : '',
     d.notice ? h`<div class="jsbx-error" data-role="notice"><div class="jsbx-err-title">the click did not go through: ${d.notice}</div></div>` : '',
     d.output ? h`<div class="jsbx-output">${value('output', d.output)}${d.out_var ? h` <span class="jsbx-meta">(in <code>${d.out_var}</code>)</span>` : ''}</div>` : '',
     errorShown ? errorHtml(d, d.error) : d.error ? h`<div class="jsbx-meta">the error is shown below the cell${tracebackHtml(d.error, 'traceback')}</div>` : '',
+    scriptHtml(d),
+    status === 'cancelled' ? h`<div class="jsbx-buttons" data-role="resume"><button class="jsbx-btn jsbx-resume" data-act="resume" type="button"${live ? '' : new Safe(' disabled')}>Resume</button> <span class="jsbx-meta">go on from where it stopped: the journal is replayed, nothing recorded runs twice</span></div>` : '',
     status === 'failed' || status === 'cancelled' ? h`<div class="jsbx-buttons" data-role="rollback"><button class="jsbx-btn jsbx-rollback" data-act="rollback" type="button"${live ? '' : new Safe(' disabled')}>Roll back</button> <span class="jsbx-meta">run the reverts of its completed calls, newest first</span></div>` : '',
     status === 'parked' ? h`<div class="jsbx-note">parked: ${d.wake_at ? `wakes at ${new Date(d.wake_at).toISOString()}` : 'waiting for an event'}; the store's scheduler resumes it, in any kernel on this store</div>` : '',
     Array.isArray(d.plan) ? h`<div class="jsbx-plan-box" data-role="plan"><b>Plan</b> <span class="jsbx-meta">${planDone(d.plan)}</span>${new Safe(String(planList(d.plan)))}</div>` : '',
@@ -180,6 +217,36 @@ function fillWindow(box, rows) {
 }
 
 /**
+ * What the user typed in the card's keyed fields (the edit box, a rejection's reason), its focus and caret:
+ * a redraw replaces the card's nodes, and this puts them back into the new fields of the same key.
+ * Only a field whose value the user changed is restored (an untouched one shows the new document's).
+ * @param {HTMLElement} node @returns {() => void} the restore, to call after the redraw
+ */
+function keepFields(node) {
+  /** @type {Map<string, string>} */
+  const values = new Map();
+  for (const f of /** @type {NodeListOf<HTMLInputElement | HTMLTextAreaElement>} */ (node.querySelectorAll('input[data-key], textarea[data-key]'))) {
+    if (f.value !== f.defaultValue) values.set(f.getAttribute('data-key') ?? '', f.value);
+  }
+  const active = /** @type {HTMLInputElement | HTMLTextAreaElement | null} */ (node.ownerDocument?.activeElement ?? null);
+  const focused = active && node.contains(active) && active.hasAttribute('data-key')
+    ? { key: active.getAttribute('data-key'), start: active.selectionStart, end: active.selectionEnd, dir: active.selectionDirection, top: active.scrollTop }
+    : null;
+  return () => {
+    for (const f of /** @type {NodeListOf<HTMLInputElement | HTMLTextAreaElement>} */ (node.querySelectorAll('input[data-key], textarea[data-key]'))) {
+      const key = f.getAttribute('data-key') ?? '';
+      const value = values.get(key);
+      if (value !== undefined) f.value = value;
+      if (focused && key === focused.key && !f.disabled) {
+        f.focus({ preventScroll: true });
+        if (focused.start != null && focused.end != null) f.setSelectionRange(focused.start, focused.end, focused.dir ?? undefined);
+        f.scrollTop = focused.top;
+      }
+    }
+  };
+}
+
+/**
  * Render `doc` into `node` and wire it: `send(msg)` is the kernel (null: not attached); `retry()`, if
  * given, asks the kernel again (the hint's "try again").
  * Returns a function that re-renders with a newer document or another connection state.
@@ -192,12 +259,14 @@ export function mountCard(node, doc, conn) {
   let journal = /** @type {Row[] | null} */ (null);
   const draw = () => {
     for (const d of node.querySelectorAll('details[data-key]')) open.set(d.getAttribute('data-key') ?? '', /** @type {HTMLDetailsElement} */ (d).open);
+    const typed = keepFields(node);
     const shown = journal ? { ...current, rows: journal, omitted: 0 } : current;
     node.innerHTML = cardHtml(shown, { live: Boolean(conn.send), hint: conn.hint, retry: Boolean(conn.retry), windowed: true });
     for (const d of node.querySelectorAll('details[data-key]')) {
       const was = open.get(d.getAttribute('data-key') ?? '');
       if (was !== undefined) /** @type {HTMLDetailsElement} */ (d).open = was;
     }
+    typed();
     const attempts = shown.attempts ?? [];
     const latest = attempts.length ? attempts[attempts.length - 1].n : 1;
     const lists = [...node.querySelectorAll('.jsbx-window')];
@@ -214,6 +283,7 @@ export function mountCard(node, doc, conn) {
     if (act === 'connect' && conn.retry) { conn.retry(); return; }
     if (!button || !conn.send) return;
     if (act === 'journal') { conn.send({ type: 'journal' }); button.textContent = 'loading…'; return; }
+    if (act === 'resume') { button.setAttribute('disabled', ''); button.textContent = 'resuming…'; conn.send({ type: 'resume' }); return; }
     if (act === 'rollback') { button.setAttribute('disabled', ''); button.textContent = 'rolling back…'; conn.send({ type: 'rollback' }); return; }
     const panel = /** @type {HTMLElement} */ (button.closest('[data-interrupt]'));
     const message = /** @type {HTMLElement} */ (panel.querySelector('[data-role="message"]'));

@@ -36,6 +36,13 @@
 .jsbx-traceback[open] summary::before { content: '▾ '; }
 .jsbx-traceback[open] { display: block; }
 .jsbx-traceback pre { font-family: var(--jsbx-mono); font-size: 0.85em; white-space: pre; overflow: auto; max-height: 24em; margin: 2px 0; padding: 4px 6px; background: var(--jsbx-bg2); border-radius: 3px; line-height: 1.3; }
+.jsbx-input pre, .jsbx-input .jsbx-more pre { font-family: var(--jsbx-mono); font-size: 0.9em; white-space: pre-wrap; overflow-wrap: anywhere; margin: 2px 0; padding: 4px 6px; background: var(--jsbx-bg); border: 1px solid var(--jsbx-border); border-radius: 3px; max-height: 30em; overflow: auto; }
+.jsbx-input .jsbx-more > summary, .jsbx-script > summary { cursor: pointer; color: var(--jsbx-muted); }
+.jsbx-script pre { font-family: var(--jsbx-mono); font-size: 0.85em; margin: 2px 0; padding: 4px 0; background: var(--jsbx-bg2); border-radius: 3px; overflow: auto; max-height: 30em; line-height: 1.35; }
+.jsbx-script-line { display: block; padding: 0 6px; }
+.jsbx-script-line[data-error="true"] { background: var(--jsbx-red-bg); box-shadow: inset 3px 0 0 var(--jsbx-red); }
+.jsbx-ln { color: var(--jsbx-muted); user-select: none; }
+.jsbx-answered-question { border-left-color: var(--jsbx-blue); }
 `,""]),a.d(r,{},{A:n})},926(e,r,a){var s=a(601),t=a.n(s),o=a(314),n=(a.n(o))()(t());n.push([e.id,`/*
  * The run timeline (timeline.js, timeline_html.py). JupyterLab's --jp-*
  * variables give light and dark themes; the fallbacks are for nbconvert
