@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from pace import bound
 
 from jupyter_sandbox import ActionError, ActionInterrupt, RunBusyError, Sandbox, SandboxInterrupt
+from jupyter_sandbox.engine import calls as calls_module
 from jupyter_sandbox.errors import StoreError
 from jupyter_sandbox.stores.sql import SQLStore
 
@@ -86,6 +87,26 @@ def test_a_lone_call_still_running_is_journaled_before_its_result(sb):
 
     assert sb.eval("await actions.quick(0); return await actions.slow(1)").output == 1  # (an attempt's first
     assert seen == [["attempt", "call", "result", "call"]]  # call always commits before it runs)
+
+
+def test_quick_lone_calls_share_one_timer_for_their_visibility(sb, monkeypatch):
+    timers: list[str] = []
+    real = asyncio.BaseEventLoop.call_later
+
+    def counted(loop, delay, callback, *args, **kwargs):
+        timers.append(getattr(callback, "__name__", ""))
+        return real(loop, delay, callback, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio.BaseEventLoop, "call_later", counted)
+    monkeypatch.setattr(calls_module, "_VISIBLE_AFTER", 600.0)  # it never fires while the run lasts
+
+    @sb.action
+    async def noop(x):
+        return x
+
+    assert sb.eval("for (let i = 0; i < 200; i++) await actions.noop(i); return 1").output == 1
+    # One timer (set again only for a call that starts after it fired), not one made and cancelled per call.
+    assert len([name for name in timers if name in ("tick", "flush_in_flight")]) == 1
 
 
 def test_a_child_runs_call_commits_before_the_child_starts(sb):

@@ -124,3 +124,37 @@ def test_a_carriage_return_in_a_block_comment_restarts_the_column_but_not_the_li
     with pytest.raises(LintError) as caught:
         sb.eval("/* \r */ fetch(1)")
     assert caught.value.column == len(" */ ") + 1
+
+
+# -- the line a live call records ----------------------------------------------------------------------------
+
+
+def _call_lines(sb, source):
+    run_id = sb.eval(source).run_id
+    return [e.get("line") for e in sb.run(run_id).entries if e["kind"] == "call"]
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        "Error.stackTraceLimit = 0;",
+        "Object.defineProperty(Error, 'stackTraceLimit', {get() { return 0 }, set(v) { throw new Error('no') }});",
+    ],
+    ids=["zero", "hostile-accessor"],
+)
+def test_a_live_call_records_its_line_whatever_the_script_did_to_the_stack_limit(sb, setup):
+    @sb.action
+    def echo(x):
+        return x
+
+    source = f"{setup}\nawait actions.echo(1)\n  await ctx.call('echo', 2)\nreturn 1"
+    assert _call_lines(sb, source) == [2, 3]
+
+
+def test_the_scripts_own_stack_limit_is_kept_across_a_call(sb):
+    @sb.action
+    def echo(x):
+        return x
+
+    source = "Error.stackTraceLimit = 1\nawait actions.echo(1)\nreturn new Error('x').stack.split('\\n').length"
+    assert sb.eval(source).output == 2  # one frame and the trailing newline's empty line

@@ -53,6 +53,8 @@ class Calls:
         self.wakeup: asyncio.Future[None] | None = None
         self.alone = False  # awaiting a lone call: nothing else can happen until it returns
         self.in_place = 0  # calls run in place since the loop last had a turn
+        self.watched: float | None = None  # when the lone call in flight started (loop time), if deferred
+        self._ticker: asyncio.TimerHandle | None = None
 
     def abandon(self) -> None:
         """Stop what is in flight (the run is ending); calls never started are closed, not run."""
@@ -83,9 +85,8 @@ class Calls:
             slot, work = self.starting[0]
             self.starting = []
             if self.deferrable(slot):
-                timer = asyncio.get_running_loop().call_later(_VISIBLE_AFTER, self.flush_in_flight)
+                self.watch()
             else:
-                timer = None
                 try:
                     self.runner._flush()  # a child run's id, an approval's answer: committed before the work starts
                 except SandboxError:
@@ -104,8 +105,7 @@ class Calls:
                     idle.moving += 1
                 self.on_loop.discard(slot)
                 self.alone = False
-                if timer is not None:
-                    timer.cancel()
+                self.watched = None
             self.record_outcome(slot, outcome)
             self.runner._flush()  # committed before the script sees it
             if self.in_place >= _TURN_EVERY:  # a call run in place never yields: let the loop serve the rest
@@ -157,6 +157,30 @@ class Calls:
             and fresh is not None
             and fresh(self.runner.run.id, self.runner.writer.attempt)
         )
+
+    def watch(self) -> None:
+        """Have the lone call now starting committed if it still runs ``_VISIBLE_AFTER`` from now.
+
+        One timer serves the attempt's calls (``tick``), not one made and cancelled per call: most calls end
+        long before it fires, and a run of quick calls would spend more on the timers than on the calls.
+        """
+        loop = asyncio.get_running_loop()
+        self.watched = loop.time()
+        if self._ticker is None:
+            self._ticker = loop.call_later(_VISIBLE_AFTER, self.tick)
+
+    def tick(self) -> None:
+        """Commit the lone call in flight once it has run ``_VISIBLE_AFTER``; else wait until it would have."""
+        self._ticker = None
+        if self.watched is None:  # no call in flight: the next one to start sets the timer again
+            return
+        loop = asyncio.get_running_loop()
+        left = self.watched + _VISIBLE_AFTER - loop.time()
+        if left > 0:  # a later call than the one the timer was set for
+            self._ticker = loop.call_later(left, self.tick)
+            return
+        self.watched = None
+        self.flush_in_flight()
 
     def flush_in_flight(self) -> None:
         """The call is still running: commit it now, so views show it in flight."""

@@ -310,9 +310,35 @@ function pushServed(text) {
   if (served.length > SERVED_BATCH) joinServed();
 }
 
-function scriptLocation() {
-  // The first frame below lineOffset's block is the script's own line.
-  const stack = errorStack(new ErrorCtor());
+// A live call's line is read off a stack cut short: the frames above the prelude's function ``below`` left out
+// and at most CALL_FRAMES kept, through the engine's own limit (its accessor, read once: a script may redefine
+// Error.stackTraceLimit, never the limit the host sets here). A whole stack costs several times more per call.
+const stackLimit = Object.getOwnPropertyDescriptor(ErrorCtor, "stackTraceLimit");
+const getStackLimit = uncurry(stackLimit.get);
+const setStackLimit = uncurry(stackLimit.set);
+const captureStack = ErrorCtor.captureStackTrace;
+const stackHolder = table();
+// The script's frame below ``effect``: callAction and the `actions.NAME` arrow, or ctx.delegate's child; a
+// deeper one (none today) is still found, by a whole stack.
+const CALL_FRAMES = 3;
+
+function scriptLocation(below) {
+  if (below !== undefined) {
+    const limit = getStackLimit(ErrorCtor);
+    setStackLimit(ErrorCtor, CALL_FRAMES);
+    try {
+      captureStack(stackHolder, below);
+    } finally {
+      setStackLimit(ErrorCtor, limit);
+    }
+    const at = firstScriptFrame(stackHolder.stack);
+    if (at !== null) return at;
+  }
+  return firstScriptFrame(errorStack(new ErrorCtor()));
+}
+
+// The first frame below lineOffset's block: the script's own line.
+function firstScriptFrame(stack) {
   if (typeof stack !== "string") return null;
   SCRIPT_FRAMES.lastIndex = 0;
   for (let m = reExec(SCRIPT_FRAMES, stack); m !== null; m = reExec(SCRIPT_FRAMES, stack)) {
@@ -324,8 +350,8 @@ function scriptLocation() {
 // or more: the script's start past lineOffset (20000, realm.py), the prelude's have four, so they are skipped.
 const SCRIPT_FRAMES = /:(\d{5,}):(\d+)\)?$/gm;
 
-function locationText() {
-  const at = scriptLocation();
+function locationText(below) {
+  const at = scriptLocation(below);
   return at === null ? "" : `,"line":${at[0]},"column":${at[1]}`;
 }
 
@@ -509,7 +535,7 @@ function effect(op, key, name, inputText, extra) {
     }
     pending[s] = [res, rej, name];
     // A live call records where the script made it: a failure can then point at its line (agents/tool.py).
-    const at = op === "call" || op === "delegate" || op === "agent" ? locationText() : "";
+    const at = op === "call" || op === "delegate" || op === "agent" ? locationText(effect) : "";
     push(`{"t":"${op}","s":${s},"key":${JSONstringify(key)},"name":${JSONstringify(name)},"input":${inputText}${extra}${at}}`);
   });
 }
