@@ -22,7 +22,7 @@ from .engine.answers import Answers
 from .engine.attempt import Observer
 from .engine.clock import Clock, SystemClock
 from .engine.journal import CallLog, Journal
-from .engine.loop import engine_loop
+from .engine.loop import hold_engine_loop
 from .engine.nesting import nested
 from .engine.realm import Limits
 from .engine.rollback import rejection_with_rollback
@@ -74,7 +74,8 @@ class Sandbox:
             self.store, self.limits, clock or SystemClock(), on_progress, scratch=lambda: SQLiteStore(":memory:")
         )
         self._engine.approvers = approvers
-        self._loop = engine_loop()
+        self._loop = hold_engine_loop()  # given back by close(): the last Sandbox closed stops its thread
+        self._closed = False
         self._engine.sync_scripts = self._sync_scripts
         self._scheduler: Any = None
         self._mcp_servers: dict[str, Any] = {}  # name -> agents.mcp_client.McpServer, started by mcp()
@@ -599,11 +600,24 @@ class Sandbox:
         return portable.import_run(self.store, path)
 
     def close(self) -> None:
+        """Stop what this Sandbox started (its scheduler, its MCP servers, its action threads), give back its
+        hold on the engine loop (the last Sandbox to close stops the loop's thread) and close the store.
+        A second ``close()`` does nothing; any other call afterwards is a ``StoreError``.
+
+        >>> with Sandbox() as sb:
+        ...     sb.eval("return 1").output
+        1
+        """
+        if self._closed:
+            return
+        self._closed = True
         self.stop_scheduler()
         if self._mcp_servers:
             from .agents.mcp_client import close_all
 
             close_all(self._mcp_servers)
+        self._engine.executor.shutdown(wait=False, cancel_futures=True)  # its idle threads end now
+        self._loop.release()
         self.store.close()
 
     def __enter__(self) -> Sandbox:

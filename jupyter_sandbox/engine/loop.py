@@ -10,6 +10,11 @@ on a worker: the thread hop costs more than most actions. While it runs, the
 loop cannot serve a script that action starts (``sb.eval`` inside an action),
 so such a run goes to a helper loop on a thread of its own, and a blocked
 helper to its own helper in turn.
+
+Who owns it: the Sandboxes that hold it. Each ``Sandbox`` takes a hold when it is made
+(``hold_engine_loop``) and gives it back when it closes (``EngineLoop.release``); the last release
+stops the loop, its helpers and their threads, so a process whose Sandboxes are all closed runs no
+engine thread. The next Sandbox starts a fresh loop.
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+from ..errors import StoreError
 from .pool import lend_this_thread
 
-__all__ = ["EngineLoop", "engine_loop", "here", "run_inline"]
+__all__ = ["EngineLoop", "engine_loop", "here", "hold_engine_loop", "run_inline"]
 
 T = TypeVar("T")
 _STACK_BYTES = 64 * 1024 * 1024  # far above any realm's stack limit: QuickJS must overflow first
@@ -33,7 +39,11 @@ _here = threading.local()  # .engine: the EngineLoop whose thread this is
 
 
 class EngineLoop:
+    """An asyncio loop on a thread of its own (with a large stack) that runs realms until ``close()``."""
+
     def __init__(self) -> None:
+        self.holders = 0  # the Sandboxes holding it (hold_engine_loop): the last release closes it
+        self.closed = False
         self.inline = 0  # plain actions this loop's thread is running in place (nested: more than one)
         self.moving = 0  # runs on this loop not waiting on one lone call: an action in place would stall them
         self._helper: EngineLoop | None = None
@@ -53,10 +63,57 @@ class EngineLoop:
         _here.engine = self
         asyncio.set_event_loop(self.loop)
         self.loop.call_soon(ready.set)
-        self.loop.run_forever()
+        try:
+            self.loop.run_forever()
+        finally:
+            self.loop.close()
+
+    def release(self) -> None:
+        """Give back a hold taken by ``hold_engine_loop``; the last one closes the loop (``close``)."""
+        global _LOOP
+        with _LOCK:
+            self.holders -= 1
+            if self.holders > 0:
+                return
+            if _LOOP is self:
+                _LOOP = None
+        self.close()
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop the loop and end its thread, and its helpers' in turn; work still on it is cancelled first.
+
+        From the loop's own thread (an action closing the last Sandbox) it stops once that action returns.
+        """
+        with _LOCK:
+            if self.closed:
+                return
+            self.closed = True
+            helper, self._helper = self._helper, None
+        if helper is not None:
+            helper.close(timeout)
+
+        async def finish() -> None:
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in others:
+                task.cancel()
+            if others:
+                await asyncio.wait(others, timeout=timeout)
+            self.loop.stop()
+
+        if not self.thread.is_alive():
+            return
+        asyncio.run_coroutine_threadsafe(finish(), self.loop)
+        if threading.current_thread() is not self.thread:
+            self.thread.join(timeout + 5.0)  # bounds a hang only: cancelled work ends at its next await
 
     def submit(self, work: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        self._refuse_if_closed(work)
         return asyncio.run_coroutine_threadsafe(work, self.loop)
+
+    def _refuse_if_closed(self, work: Coroutine[Any, Any, Any]) -> None:
+        if self.closed:
+            work.close()
+            raise StoreError("this Sandbox is closed (its store and its engine loop): make a new one")
 
     def serving(self) -> EngineLoop:
         """The loop that can take work now: this one, or past every loop blocked in an inline action, a helper.
@@ -80,6 +137,7 @@ class EngineLoop:
 
     def run(self, work: Coroutine[Any, Any, T]) -> T:
         """Run ``work`` on the engine thread and wait for it; Ctrl-C cancels it and re-raises."""
+        self._refuse_if_closed(work)
         if self.inline:
             try:
                 serving = self.serving()
@@ -155,9 +213,25 @@ _LOCK = threading.RLock()
 
 
 def engine_loop() -> EngineLoop:
-    """The process's engine loop, started on first use."""
+    """The process's engine loop, started on first use (without a hold: for work of a Sandbox that holds it)."""
     global _LOOP
     with _LOCK:
-        if _LOOP is None or not _LOOP.thread.is_alive():
+        if _LOOP is None or _LOOP.closed or not _LOOP.thread.is_alive():
             _LOOP = EngineLoop()
         return _LOOP
+
+
+def hold_engine_loop() -> EngineLoop:
+    """The process's engine loop with one more hold on it; the holder gives it back with ``release()``.
+
+    >>> loop = hold_engine_loop()
+    >>> loop.thread.is_alive()
+    True
+    >>> loop.release()  # the last hold (if no Sandbox is open): its thread ends
+    >>> loop.thread.is_alive() == (loop.holders > 0)
+    True
+    """
+    with _LOCK:
+        loop = engine_loop()
+        loop.holders += 1
+        return loop
