@@ -485,6 +485,33 @@ def test_a_sandbox_owns_the_servers_it_started_and_closing_it_stops_them(tmp_pat
         time.sleep(0.05)
 
 
+def test_a_scripts_tool_call_is_awaited_on_the_engines_own_thread_with_no_hop(two, monkeypatch):
+    import threading
+
+    threads = []
+    original = ClientSession.call_tool
+
+    async def recorded(self, *args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ClientSession, "call_tool", recorded)
+    two.eval(
+        "await actions.files.read_file({path: '/readme.txt'}); await actions.notes.read_file({path: '/readme.txt'})"
+    )
+    assert threads == ["jupyter-sandbox-engine"] * 2
+
+
+def test_the_sdks_transport_is_used_as_published_and_each_server_records_its_own_process_id(two, log):
+    from mcp.client import stdio
+
+    assert not hasattr(stdio._create_platform_compatible_process, "_jupyter_sandbox")  # not replaced
+    two.eval("await actions.files.read_file({path: '/readme.txt'})")
+    served = {pid for name, pid, _ in _calls(log) if name == "files"}
+    [pid] = two.mcp_servers["files"]._conn.pids
+    assert pid in served and _alive(pid)
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -14,17 +14,19 @@ protocol error, a server that exits or does not answer within ``timeout`` second
 the next call starts it again). The server's stderr is kept in a file and its tail is quoted on failure.
 Calls are journaled as any action's: replay never contacts the server.
 
-The client sessions live on one thread of their own with its own asyncio loop (``_mcp_loop``), never on the
-engine's: a server that hangs, or an SDK shutdown that waits on a process, holds up only its own calls. The
-engine's side of a call awaits a future of that loop, so calls to one server run concurrently.
+A server's session lives on the engine's loop (the loop that runs the scripts), so a call from a script is
+awaited in place: no hop to another thread and back, no second thread contending for the interpreter's
+lock. A hung server holds up nothing but its own calls there (every wait on it is asynchronous and bounded by
+``timeout``). Work from other threads (``sb.mcp`` registering the tools, ``close``) and calls from a run on
+another loop (``Sandbox.aeval`` on the caller's loop, a helper loop) are submitted to that loop; a server
+registered from inside an action running in place on the engine's thread lives on the helper loop that
+serves meanwhile (``EngineLoop.serving``), since the engine's own loop is blocked by that action.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import concurrent.futures
-import contextvars
 import os
 import re
 import shutil
@@ -36,6 +38,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..engine.loop import EngineLoop, engine_loop, here
 from ..errors import McpError, ServerFailed, ToolFailed
 from .catalog import ActionSpec, check_schema
 from .facade import SandboxLike
@@ -48,51 +51,9 @@ IDLE_PING = 0.25  # seconds without a call after which the next one first pings 
 START_TIMEOUT = 30.0  # seconds a server may take to start (importing an SDK is slow on a loaded machine)
 
 
-# -- the loop the sessions live on --------------------------------------------------------------
-
-_LOOP: asyncio.AbstractEventLoop | None = None
-_LOCK = threading.Lock()
-
-
-def _mcp_loop() -> asyncio.AbstractEventLoop:
-    global _LOOP
-    with _LOCK:
-        if _LOOP is None or _LOOP.is_closed():
-            loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="jupyter-sandbox-mcp", daemon=True).start()
-            _LOOP = loop
-        return _LOOP
-
-
-def _submit(work: Any) -> concurrent.futures.Future[Any]:
-    return asyncio.run_coroutine_threadsafe(work, _mcp_loop())
-
-
 # -- the server processes: none outlives close(), a timeout, or this process ------------------------------
 
-_SPAWNED: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("jupyter_sandbox_mcp_pids", default=None)
 _LIVE: set[int] = set()  # every server process started here and not yet seen stopped
-
-
-def _record_spawns() -> None:
-    """Make the SDK's stdio transport tell each connection its server's process id (it does not expose the
-    process), so a server that ignores the SDK's shutdown, or outlives the thread it ran on, is killed."""
-    from mcp.client import stdio
-
-    spawn = getattr(stdio, "_create_platform_compatible_process", None)
-    if spawn is None or getattr(spawn, "_jupyter_sandbox", False):
-        return
-
-    async def recorded(*args: Any, **kwargs: Any) -> Any:
-        process = await spawn(*args, **kwargs)
-        pids = _SPAWNED.get()
-        if pids is not None:
-            pids.append(process.pid)
-            _LIVE.add(process.pid)
-        return process
-
-    recorded._jupyter_sandbox = True  # type: ignore[attr-defined]
-    stdio._create_platform_compatible_process = recorded
 
 
 def _is_our_live_child(pid: int) -> bool:
@@ -121,22 +82,28 @@ def _kill_all() -> None:
     _kill(sorted(_LIVE))
 
 
-# Run first in a server's process on Linux: the kernel kills it when the thread that started it ends, which
-# is this process's MCP thread, so not even a SIGKILL of this process leaves a server behind (one that hangs
-# would not notice its stdin closing). Then it becomes the server (execvp).
+# Run first in a server's process: it writes its process id to a file (the SDK's transport does not expose the
+# process), so a server that ignores the SDK's shutdown is killed by its id. On Linux the kernel also kills it
+# when the thread that started it ends (the thread of the loop its session lives on, which lives as long as
+# this process), so not even a SIGKILL of this process leaves a server behind (one that hangs would not notice
+# its stdin closing). Then it becomes the server (execvp): the same process.
 _WATCHED = (
-    "import ctypes, os, sys\n"
-    "ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL\n"
+    "import os, sys\n"
+    "if sys.platform.startswith('linux'):\n"
+    "    import ctypes\n"
+    "    ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL\n"
     "os.getppid() == int(sys.argv[1]) or os._exit(1)  # the parent was gone before that\n"
-    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+    "with open(sys.argv[2], 'w') as f:\n"
+    "    f.write(str(os.getpid()))\n"
+    "os.execvp(sys.argv[3], sys.argv[3:])\n"
 )
 
 
-def _dies_with_us(command: list[str]) -> list[str]:
-    """The command, started so that the server dies with this process (on Linux)."""
-    if not sys.platform.startswith("linux"):
+def _watched(command: list[str], pid_file: str) -> list[str]:
+    """The command, started so that it records its process id and (on Linux) dies with this process."""
+    if sys.platform == "win32":  # no exec there: the SDK's own job object stops the server
         return command
-    return [sys.executable, "-S", "-c", _WATCHED, str(os.getpid()), *command]
+    return [sys.executable, "-S", "-c", _WATCHED, str(os.getpid()), pid_file, *command]
 
 
 class _Connection:
@@ -149,7 +116,33 @@ class _Connection:
         self.stop = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
         self.used = 0.0  # the loop's time when a call last ended
-        self.pids: list[int] = []  # its server's process, once started
+        fd, self.pid_file = tempfile.mkstemp(prefix="mcp-", suffix=".pid")  # its server writes its id there
+        os.close(fd)
+        self._pids: list[int] = []
+
+    @property
+    def pids(self) -> list[int]:
+        """Its server's process id, once the server has written it (an empty list before)."""
+        if not self._pids:
+            try:
+                with open(self.pid_file, encoding="ascii") as f:
+                    text = f.read().strip()
+            except OSError:
+                text = ""
+            if text.isdigit():
+                self._pids.append(int(text))
+                _LIVE.add(int(text))
+                try:
+                    os.unlink(self.pid_file)
+                except OSError:
+                    pass
+        return self._pids
+
+    def forget_pid_file(self) -> None:
+        try:
+            os.unlink(self.pid_file)
+        except OSError:
+            pass
 
     @property
     def alive(self) -> bool:
@@ -180,7 +173,8 @@ class McpServer:
         # Append mode: the child writes at the end whatever this process reads (they share the offset).
         self._stderr = open(self.stderr_path, "a+", encoding="utf-8", errors="replace")
         self._conn: _Connection | None = None
-        self._starting: asyncio.Lock | None = None
+        self._home: EngineLoop | None = None  # the loop its session lives on
+        self._starting: asyncio.Lock | None = None  # (bound to that loop)
         self.actions: list[str] = []  # the actions its tools are registered as
 
     def stderr(self, tail: int = STDERR_TAIL) -> str:
@@ -194,27 +188,49 @@ class McpServer:
 
     def list_tools(self) -> list[Any]:
         """Start the server if it is not running and return its tools (``mcp.types.Tool``)."""
-        return _submit(self._connected()).result().tools
+        return self._home_loop().submit(self._connected()).result().tools
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        """Call a tool from any loop (the engine's): the call itself runs on the MCP loop."""
-        return await asyncio.wrap_future(_submit(self._call(tool, arguments)))
+        """Call a tool from any loop: awaited in place on the loop the session lives on, submitted to it from
+        any other."""
+        home = self._home_loop()
+        if asyncio.get_running_loop() is home.loop:
+            return await self._call(tool, arguments)
+        return await asyncio.wrap_future(home.submit(self._call(tool, arguments)))
+
+    def _home_loop(self) -> EngineLoop:
+        """The loop the session lives on: the engine's, chosen once (again only once that loop has closed)."""
+        home = self._home
+        if home is None or home.closed or not home.thread.is_alive():
+            engine = here()
+            if engine is None or not engine.inline:
+                engine = engine_loop()
+            # From inside an action run in place, the engine's loop is blocked by that action: take the loop
+            # that serves meanwhile.
+            home = self._home = engine.serving()
+            self._conn, self._starting = None, None  # a session of a loop that ended is gone with it
+        return home
 
     def close(self) -> None:
         conn = self._conn
         task = conn.task if conn is not None else None
-        if conn is not None and task is not None:
+        home = self._home
+        if conn is not None and task is not None and home is not None and home.thread.is_alive():
 
             async def stop() -> None:
                 conn.stop.set()
                 await asyncio.wait([task], timeout=10)
 
-            try:
-                _submit(stop()).result(15)
-            except Exception:  # closing: what the SDK did not stop is killed below
-                pass
+            if threading.current_thread() is home.thread:  # (closed from inside an action there: no waiting
+                home.loop.call_soon(conn.stop.set)  # on the loop this very call blocks)
+            else:
+                try:
+                    home.submit(stop()).result(15)
+                except Exception:  # closing: what the SDK did not stop is killed below
+                    pass
         if conn is not None:
             _kill(conn.pids)  # a server that ignored the SDK's shutdown (or hung in it)
+            conn.forget_pid_file()
         self._conn = None
         self._stderr.close()
         try:
@@ -222,7 +238,7 @@ class McpServer:
         except OSError:
             pass
 
-    # -- on the MCP loop ------------------------------------------------------------------------
+    # -- on the session's loop ------------------------------------------------------------------------
 
     async def _connected(self) -> _Connection:
         if self._starting is None:
@@ -247,21 +263,22 @@ class McpServer:
         program = self.command[0]
         if os.sep not in program and shutil.which(program, path=self.env.get("PATH", os.environ.get("PATH"))) is None:
             raise ServerFailed(f"MCP server {self.name!r} could not start: no program {program!r} on PATH")
-        command = _dies_with_us(self.command)
-        params = StdioServerParameters(command=command[0], args=command[1:], env=self.env or None, cwd=self.cwd)
         conn, ready = _Connection(), asyncio.get_running_loop().create_future()
+        command = _watched(self.command, conn.pid_file)
+        params = StdioServerParameters(command=command[0], args=command[1:], env=self.env or None, cwd=self.cwd)
         self.starts += 1
 
-        _record_spawns()
-
         async def own() -> None:
-            _SPAWNED.set(conn.pids)  # this task's own context: the spawn below records into it
             try:
                 async with (
                     stdio_client(params, errlog=self._stderr) as (read, write),
                     ClientSession(read, write) as session,
                 ):
                     await session.initialize()
+                    if (
+                        sys.platform != "win32" and not conn.pids
+                    ):  # it has answered, so it wrote its id before it became the server
+                        raise RuntimeError("the server's process did not record its id")
                     tools, cursor = [], None
                     while True:
                         from mcp.types import PaginatedRequestParams
@@ -285,6 +302,7 @@ class McpServer:
             finally:
                 conn.stop.set()
                 _kill(conn.pids)
+                conn.forget_pid_file()
 
         conn.task = asyncio.get_running_loop().create_task(own())
         try:
@@ -299,7 +317,10 @@ class McpServer:
             ) from None
 
     async def _call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        conn = await self._connected()
+        conn = self._conn
+        now = asyncio.get_running_loop().time()
+        if conn is None or not conn.alive or now - conn.used > IDLE_PING:  # else hot: no lock, no ping
+            conn = await self._connected()
         try:
             return await self._send(conn, tool, arguments)
         finally:
@@ -309,6 +330,9 @@ class McpServer:
         from mcp.shared.exceptions import MCPError
 
         try:
+            if sys.version_info >= (3, 11):  # (no task of its own per call, as wait_for makes on 3.11)
+                async with asyncio.timeout(self.timeout):
+                    return await conn.session.call_tool(tool, arguments)
             return await asyncio.wait_for(conn.session.call_tool(tool, arguments), self.timeout)
         except asyncio.TimeoutError:
             conn.stop.set()  # a hung server is stopped: the next call starts a fresh one
