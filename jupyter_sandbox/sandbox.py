@@ -19,7 +19,7 @@ from typing import Any, cast
 from .actions import Action, Resume
 from .decisions import as_json
 from .engine.answers import Answers
-from .engine.attempt import Observer
+from .engine.attempt import Observer, StartRequest
 from .engine.clock import Clock, SystemClock
 from .engine.journal import CallLog, Journal
 from .engine.loop import hold_engine_loop
@@ -339,17 +339,8 @@ class Sandbox:
         with nested():  # an async action awaiting this counts one level (docs: README, "Limits")
             if isinstance(call_log, CallLog) and run_id and self._owns(run_id, call_log):
                 return await self._engine.resume(run_id, answers, source=source, observer=observer, limits=limits)
-            return await self._engine.start(
-                source,
-                input=input,
-                name=name,
-                strict=strict,
-                actions=actions,
-                limits=limits,
-                call_log=call_log,
-                answers=answers,
-                observer=observer,
-            )
+            request = StartRequest(source, input, name, strict, actions, limits, call_log, answers, observer)
+            return await self._engine.start(request)
 
     def _owns(self, run_id: str, call_log: CallLog) -> bool:
         """Whether the call log is this store's record of that run (then resume it from the full journal).

@@ -19,7 +19,9 @@ import jupyter_sandbox
 @pytest.fixture(scope="module")
 def graph():
     # Imports under ``if TYPE_CHECKING:`` count: a cycle of annotations still ties the modules together for a reader.
-    return grimp.build_graph("jupyter_sandbox", include_external_packages=True, cache_dir=None)
+    return grimp.build_graph(
+        "jupyter_sandbox", include_external_packages=True, exclude_type_checking_imports=False, cache_dir=None
+    )
 
 
 def _cycles(graph) -> list[list[str]]:
@@ -110,6 +112,14 @@ def test_stores_import_nothing_of_the_package_but_errors_and_the_json_boundary(g
 def test_the_json_boundary_imports_nothing_of_the_package_but_errors(graph):
     imported = graph.find_modules_directly_imported_by("jupyter_sandbox.values")
     assert {m for m in imported if m.startswith("jupyter_sandbox")} == {"jupyter_sandbox.errors"}
+
+
+def test_the_attempt_loop_its_handlers_and_its_state_import_in_one_direction(graph):
+    # The loop imports the handlers and the state; neither imports the loop (they return effects to it).
+    for module in ("requests", "calls", "state", "effects"):
+        assert not graph.direct_import_exists(
+            importer=f"jupyter_sandbox.engine.{module}", imported="jupyter_sandbox.engine.runner"
+        )
 
 
 def test_the_cycle_check_counts_imports_made_only_for_annotations(graph):

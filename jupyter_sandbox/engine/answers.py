@@ -269,18 +269,21 @@ def recorded_decision(body: dict[str, Any]) -> Decision:
 
 
 def answer_for(
-    journal: Journal, answers: Answers, run_id: str, slot: int, call_input: Any
+    journal: Journal, answers: Answers, run_id: str, slot: int, call_input: Any, asked: bool | None = None
 ) -> tuple[Resume | None, Decision | bool, Any, dict[str, Any] | None]:
     """For a live call at ``slot``: ``(resume, approval, input, answer entry)``.
 
     ``approval`` is the call's approval step, read from the journal: False (none), True (ask a human),
     or the decision to carry out, recorded earlier or given now (``input`` then the approved, possibly
     edited, input). ``resume`` is the answer for the action itself (a question's), or None.
-    ``answer entry`` is the body of the ``answer`` journal entry to write, or None.
+    ``answer entry`` is the body of the ``answer`` journal entry to write, or None. ``asked``: whether the
+    call's request (about to be journaled) asks for approval, in place of the journal's open request.
     """
     interrupt = journal.interrupt_at(slot)
-    request = journal.open_request(slot)
-    approval: Decision | bool = bool(request is not None and request.body.get("approval"))
+    if asked is None:
+        request = journal.open_request(slot)
+        asked = bool(request is not None and request.body.get("approval"))
+    approval: Decision | bool = asked
     decided = journal.decisions.get(slot)
     if decided is not None:
         approval = recorded_decision(decided.body)

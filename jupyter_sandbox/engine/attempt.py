@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from ..actions import Action, Outcome
@@ -22,7 +22,7 @@ from .journal import Journal
 from .plan import ReplayPlan
 from .realm import Limits
 
-__all__ = ["Attempt", "AttemptResult", "EngineServices", "Observer", "UNSET"]
+__all__ = ["Attempt", "AttemptRequest", "AttemptResult", "EngineServices", "Observer", "StartRequest", "UNSET"]
 
 UNSET: Any = object()  # a value not given yet (an attempt's ``continueAsNew`` state)
 
@@ -71,6 +71,52 @@ class AttemptResult:
     call_log: list[dict[str, Any] | None] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class StartRequest:
+    """A new run to start (``Engine.start``): its script and input, and how to run it.
+
+    ``call_log``: a recorded call log to replay first (a bare one, from another store); ``answers``
+    the answers to its interrupts. ``limits`` None: the engine's.
+
+    Example::
+
+        await engine.start(StartRequest("return await actions.add({a: 1})", name="adds"))
+    """
+
+    source: str
+    input: Any = None
+    name: str | None = None
+    strict: bool = False
+    actions: list[str] | None = None
+    limits: Limits | None = None
+    call_log: list[dict[str, Any] | None] | None = None
+    answers: Answers | None = None
+    observer: Observer | None = None
+
+
+@dataclass(frozen=True)
+class AttemptRequest:
+    """The next attempt of ``run``, as the engine's start, resume and chain paths hand it down.
+
+    ``plan`` and ``recorded_at``: a bare call log's replay plan and entries (None: the run's journal);
+    ``force``: take the run though its lease is held; ``read``: its journal as read before the claim, with
+    its size in bytes then (the attempt reuses it if nothing was appended since).
+    """
+
+    run: RunRow
+    answers: Answers
+    observer: Observer
+    limits: Limits
+    plan: ReplayPlan | None = None
+    recorded_at: Callable[[int], dict[str, Any] | None] | None = None
+    force: bool = False
+    read: tuple[Journal, int] | None = None
+
+    def again(self, run: RunRow) -> AttemptRequest:
+        """The attempt after this one along a chain (or on a wake-up): from ``run``'s journal, no answers."""
+        return replace(self, run=run, answers=Answers(), plan=None, recorded_at=None, force=False, read=None)
+
+
 class EngineServices(Protocol):
     """What an attempt asks of the engine that runs it (implemented by ``runs.Engine``)."""
 
@@ -96,16 +142,7 @@ class EngineServices(Protocol):
     ) -> Outcome:
         """Run (or resume) a child run of ``parent`` at ``slot``; its outcome as the parent's call sees it."""
 
-    async def run_chain(
-        self,
-        run: RunRow,
-        answers: Answers,
-        observer: Observer,
-        limits: Limits,
-        plan: ReplayPlan | None = None,
-        recorded_at: Any = None,
-        force: bool = False,
-    ) -> tuple[AttemptResult, RunRow, list[str]]:
+    async def run_chain(self, request: AttemptRequest) -> tuple[AttemptResult, RunRow, list[str]]:
         """Run attempts along a ``continueAsNew`` chain until one does not continue."""
 
 

@@ -1,10 +1,12 @@
-"""The live calls of one attempt: started, awaited, and journaled as they complete.
+"""The live calls of one attempt: started, awaited, and what their outcomes do.
 
-A collaborator of ``Runner`` (runner.py), as ``Requests`` is: the request table
-dispatches each call here, and the runner's loop starts them (``start``) and
-waits for them (``wait``). Calls made together run as tasks, each journaled
-before it starts. A call awaited alone takes two shortcuts (README
-"Durability" and "Limits"):
+The attempt loop (runner.py) hands each ``Dispatch`` effect's work to ``Calls``,
+starts the calls (``start``) and waits for them (``wait``); ``Calls`` holds the
+tasks in flight and reads the attempt's state, but changes none of it: it asks
+the loop to commit (``flush``) and to record an outcome (``record``), and the
+loop applies ``outcome_effects(state, slot, outcome)``. Calls made together run
+as tasks, each journaled before it starts. A call awaited alone takes two
+shortcuts (README "Durability" and "Limits"):
 
 * it commits with its result, in one write, unless it runs past
   ``_VISIBLE_AFTER`` (``deferrable`` says when the earlier write matters);
@@ -21,16 +23,15 @@ from collections.abc import Callable
 from typing import Any
 
 from ..actions import Outcome
-from ..calling import describe_exception
+from ..calling import call_action, describe_exception
 from ..errors import Interrupt, SandboxError
 from ..stores.rows import Entry
 from ..values import detach
-from .attempt import UNSET
-from .journal import settlement
-from .loop import run_inline
-from .runner_state import RunnerState
+from .effects import Append, CallAction, ChildRun, Complete, Effect, ParkChild, Pause, ReplaceExecutor, Settle, Work
+from .loop import EngineLoop, run_inline
+from .state import AttemptState
 
-__all__ = ["Calls"]
+__all__ = ["Calls", "outcome_effects"]
 
 log = logging.getLogger("jupyter_sandbox")
 
@@ -42,10 +43,12 @@ _DEFERRABLE = frozenset({"call", "console", "log", "step", "plan"})
 
 
 class Calls:
-    """The calls of one ``Runner``'s attempt that run live."""
+    """The calls of one attempt that run live; ``flush`` and ``record`` are the attempt loop's."""
 
-    def __init__(self, runner: RunnerState):
-        self.runner = runner
+    def __init__(self, state: AttemptState, flush: Callable[[], None], record: Callable[[int, Outcome], None]) -> None:
+        self.state = state
+        self.flush, self.record_outcome = flush, record
+        self.here: EngineLoop | None = None  # the engine loop running the attempt (none: the caller's own loop)
         self.inflight: dict[int, asyncio.Future[Outcome]] = {}
         self.starting: list[tuple[int, Any]] = []  # calls made since the last turn, not started yet
         self.on_loop: set[int] = set()  # slots whose work runs on the engine's loop (an async def action)
@@ -64,11 +67,28 @@ class Calls:
             work.close()
         self.starting = []
 
-    def dispatch(self, slot: int, work: Any, *, on_loop: bool = False) -> None:
-        """Queue a call's work; ``on_loop``: it runs on the engine's loop, which must stay free for it."""
-        self.starting.append((slot, work))
-        if on_loop:
-            self.on_loop.add(slot)
+    def dispatch(self, slot: int, work: Work) -> None:
+        """Queue a call's work, to start at the loop's next turn (``start``)."""
+        attempt = self.state.attempt
+        engine = attempt.engine
+        if isinstance(work, CallAction):
+            timeout = attempt.limits.action_timeout
+            call = call_action(
+                work.action,
+                work.input,
+                work.resume,
+                engine.executor,
+                timeout,
+                approval=work.approval,
+                inline=self.inline,
+            )
+            if work.action.is_async:  # it runs on the engine's loop, which must stay free for it
+                self.on_loop.add(slot)
+        elif isinstance(work, ChildRun):
+            call = engine.run_child(attempt, slot, work.op, work.spec, work.child_id, work.answers, work.resumed)
+        else:
+            call = _failed(work.error)
+        self.starting.append((slot, call))
 
     async def start(self) -> None:
         """Start the calls the script just made.
@@ -88,14 +108,14 @@ class Calls:
                 self.watch()
             else:
                 try:
-                    self.runner._flush()  # a child run's id, an approval's answer: committed before the work starts
+                    self.flush()  # a child run's id, an approval's answer: committed before the work starts
                 except SandboxError:
                     work.close()
                     raise
             self.alone = True
             # Waiting on its lone call (a child run's, say), it cannot be stalled by an action in place; unless
             # that call runs on the loop itself (an async def action), which an action in place would block.
-            idle = self.runner.here if slot not in self.on_loop else None
+            idle = self.here if slot not in self.on_loop else None
             if idle is not None:
                 idle.moving -= 1
             try:
@@ -107,12 +127,12 @@ class Calls:
                 self.alone = False
                 self.watched = None
             self.record_outcome(slot, outcome)
-            self.runner._flush()  # committed before the script sees it
+            self.flush()  # committed before the script sees it
             if self.in_place >= _TURN_EVERY:  # a call run in place never yields: let the loop serve the rest
                 self.in_place = 0  # (other runs, the scheduler, a cancel from Ctrl-C) now and then
                 await asyncio.sleep(0)
             return
-        self.runner._flush()  # each entry commits as it happens: a call in flight is in the journal
+        self.flush()  # each entry commits as it happens: a call in flight is in the journal
         starting, self.starting = self.starting, []  # (after the flush: if it fails, abandon closes them)
         self.on_loop.clear()  # (tasks: the run keeps moving while they run)
         for slot, work in starting:
@@ -132,11 +152,10 @@ class Calls:
         return (
             len(self.starting) == 1
             and not self.inflight
-            and not self.runner.waits
-            and not self.runner.replaying
-            and not self.runner.interrupts
-            and self.runner.continue_state is UNSET
-            and self.runner.outcome is None
+            and not self.state.waits
+            and not self.state.replaying
+            and not self.state.pausing
+            and self.state.outcome is None
         )
 
     def deferrable(self, slot: int) -> bool:
@@ -148,14 +167,15 @@ class Calls:
         Nor while the lease may have lapsed (a paused process): an attempt taken over must start no new
         action, and only the call's fenced write can tell it.
         """
-        request = self.runner.requests.get(slot)
-        fresh = getattr(self.runner.store, "lease_fresh", None)  # (Store) a lapsed lease: the call's write is the fence
+        state = self.state
+        request = state.requests.get(slot)
+        fresh = getattr(state.attempt.store, "lease_fresh", None)  # (Store) a lapsed lease: the call's write fences
         return (
             request is not None
             and request.body.get("op") == "call"
-            and all(entry.kind in _DEFERRABLE for entry, _ in self.runner.writer.pending)
+            and all(entry.kind in _DEFERRABLE for entry, _ in state.writer.pending)
             and fresh is not None
-            and fresh(self.runner.run.id, self.runner.writer.attempt)
+            and fresh(state.attempt.run.id, state.writer.attempt)
         )
 
     def watch(self) -> None:
@@ -185,7 +205,7 @@ class Calls:
     def flush_in_flight(self) -> None:
         """The call is still running: commit it now, so views show it in flight."""
         try:
-            self.runner._flush()
+            self.flush()
         except SandboxError:  # the entries are kept; the write after the result tries again and raises
             log.debug("could not yet journal a call in flight", exc_info=True)
 
@@ -208,7 +228,7 @@ class Calls:
             slot, task = self.done.popleft()
             del self.inflight[slot]
             self.record(slot, task)
-        self.runner._flush()  # committed before the script sees any of it
+        self.flush()  # committed before the script sees any of it
 
     def record(self, slot: int, task: asyncio.Future[Outcome]) -> None:
         if task.cancelled():
@@ -219,74 +239,84 @@ class Calls:
             task.result() if exc is None else Outcome("error", error=describe_exception(exc)),
         )
 
-    def record_outcome(self, slot: int, outcome: Outcome) -> None:
-        request = self.runner.requests[slot]
-        if outcome.kind == "ok":
-            self.runner.writer.append("result", slot, ok=True, value=outcome.value)
-            # settlement() of that entry, without encoding the value again: outcome.json is its JSON
-            self.runner.ready.append((slot, '{"ok":true,"value":' + outcome.json + "}"))
-        elif outcome.kind in ("error", "timeout"):
-            if outcome.kind == "timeout":
-                self.runner.engine.replace_executor()  # a thread that timed out cannot be stopped: never reuse it
-            error = {**(outcome.error or {}), "action": request.body.get("name")}
-            self.runner.ready.append(
-                (slot, settlement(self.runner.writer.append("result", slot, ok=False, error=error)))
-            )
-        elif outcome.kind == "parked":
-            self.runner.waits.children[slot] = outcome.data
-            self.runner.waits.nested[slot] = outcome.state or []
-        else:
-            self.interrupted(slot, request, outcome)
 
-    def interrupted(self, slot: int, request: Entry, outcome: Outcome) -> None:
-        name = request.body.get("name", "?")
-        if outcome.kind == "child-interrupt":  # a delegated child paused: its interrupts become ours
-            children: list[Interrupt] = outcome.data
-            self.runner.writer.append(
-                "interrupt",
-                slot,
-                name=name,
-                input=request.body.get("input"),
-                id=children[0].id,
-                child=request.body.get("child"),
-                data=children[0].data,
-                state=None,
-                interrupts=[{"id": i.id, "name": i.name, "data": i.data, "approval": i.approval} for i in children],
-            )
-            for child in children:
-                self.runner.interrupts.append(
-                    Interrupt(
-                        child.id,
-                        child.run_id,
-                        slot,
-                        child.name,
-                        detach(child.input),
-                        detach(child.data),
-                        detach(child.state),
-                        child.approval,
-                    )
+def outcome_effects(state: AttemptState, slot: int, outcome: Outcome) -> list[Effect]:
+    """What a live call's outcome does: its result journaled and settled, a parked child waited on, or
+    an interrupt (its own, or a delegated child's) journaled and paused on.
+
+    Example::
+
+        outcome_effects(state, 2, Outcome("ok", value=1, json="1"))
+        # [Append("result", 2, {"ok": True, "value": 1}), Settle(2, '{"ok":true,"value":1}')]
+    """
+    request = state.requests[slot]
+    if outcome.kind == "ok":
+        # settlement() of that entry, without encoding the value again: outcome.json is its JSON
+        return [
+            Append("result", slot, {"ok": True, "value": outcome.value}),
+            Settle(slot, '{"ok":true,"value":' + outcome.json + "}"),
+        ]
+    if outcome.kind in ("error", "timeout"):
+        error = {**(outcome.error or {}), "action": request.body.get("name")}
+        done = Complete("result", slot, {"ok": False, "error": error})
+        # a thread that timed out cannot be stopped: never reuse it
+        return [ReplaceExecutor(), done] if outcome.kind == "timeout" else [done]
+    if outcome.kind == "parked":
+        return [ParkChild(slot, outcome.data, outcome.state or [])]
+    return _interrupted(state, slot, request, outcome)
+
+
+def _interrupted(state: AttemptState, slot: int, request: Entry, outcome: Outcome) -> list[Effect]:
+    name = request.body.get("name", "?")
+    if outcome.kind == "child-interrupt":  # a delegated child paused: its interrupts become ours
+        children: list[Interrupt] = outcome.data
+        body = {
+            "name": name,
+            "input": request.body.get("input"),
+            "id": children[0].id,
+            "child": request.body.get("child"),
+            "data": children[0].data,
+            "state": None,
+            "interrupts": [{"id": i.id, "name": i.name, "data": i.data, "approval": i.approval} for i in children],
+        }
+        paused: list[Effect] = [
+            Pause(
+                Interrupt(
+                    child.id,
+                    child.run_id,
+                    slot,
+                    child.name,
+                    detach(child.input),
+                    detach(child.data),
+                    detach(child.state),
+                    child.approval,
                 )
-            return
-        interrupt_id = f"{self.runner.run.id}:{slot}"
-        self.runner.writer.append(
-            "interrupt",
-            slot,
-            name=name,
-            input=request.body.get("input"),
-            data=outcome.data,
-            state=outcome.state,
-            id=interrupt_id,
-            approval=outcome.approval,
-        )
-        self.runner.interrupts.append(
-            Interrupt(
-                interrupt_id,
-                self.runner.run.id,
-                slot,
-                name,
-                detach(request.body.get("input")),
-                detach(outcome.data),
-                detach(outcome.state),
-                outcome.approval,
             )
-        )
+            for child in children
+        ]
+        return [Append("interrupt", slot, body), *paused]
+    run_id = state.attempt.run.id
+    interrupt_id = f"{run_id}:{slot}"
+    body = {
+        "name": name,
+        "input": request.body.get("input"),
+        "data": outcome.data,
+        "state": outcome.state,
+        "id": interrupt_id,
+        "approval": outcome.approval,
+    }
+    interrupt = Interrupt(
+        interrupt_id,
+        run_id,
+        slot,
+        name,
+        detach(request.body.get("input")),
+        detach(outcome.data),
+        detach(outcome.state),
+        outcome.approval,
+    )
+    return [Append("interrupt", slot, body), Pause(interrupt)]
+
+
+async def _failed(error: dict[str, Any]) -> Outcome:
+    return Outcome("error", error=error)

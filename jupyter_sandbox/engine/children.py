@@ -18,7 +18,7 @@ from ..stores.base import RunRow, source_hash
 from ..stores.rows import RunStatus
 from ..values import detach, to_json
 from .answers import Answers
-from .attempt import Attempt, AttemptResult, EngineServices
+from .attempt import Attempt, AttemptRequest, AttemptResult, EngineServices
 from .journal import Journal, JournalWriter
 from .waits import signal_queue
 
@@ -91,7 +91,7 @@ async def _delegate(
             },
         )
         engine.store.create_run(existing)
-    result, _, _ = await engine.run_chain(existing, answers, parent.observer, parent.limits)
+    result, _, _ = await engine.run_chain(AttemptRequest(existing, answers, parent.observer, parent.limits))
     return result
 
 

@@ -17,20 +17,42 @@ The runner never imports IPython: the notebook watches it through an
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 from typing import Any
 
-from ..errors import CallLogMismatchError, Interrupt, SandboxError, ScriptError
+from ..actions import Outcome
+from ..errors import CallLogMismatchError, SandboxError, ScriptError
 from ..stores.rows import Entry
 from .attempt import UNSET, Attempt, AttemptResult, Observer
-from .calls import Calls
+from .calls import Calls, outcome_effects
+from .divergence import nothing_asked
+from .effects import (
+    Append,
+    Complete,
+    Continue,
+    Dispatch,
+    Done,
+    Effect,
+    Fail,
+    Hold,
+    Observe,
+    ParkChild,
+    Pause,
+    Progress,
+    Reopen,
+    ReplaceExecutor,
+    Request,
+    Settle,
+    Timer,
+    WaitFor,
+)
 from .failures import located
-from .journal import JournalWriter, settlement
-from .loop import EngineLoop, here
+from .journal import settlement
+from .loop import here
 from .realm import Realm
-from .requests import Requests
-from .waits import Waits, accepting, signal_queue
+from .requests import handle
+from .state import AttemptState
+from .waits import accepting
 
 __all__ = ["Observer", "AttemptResult", "Runner"]
 
@@ -41,44 +63,28 @@ _SIGNAL_POLL_MS = 50.0  # how often a run sleeping in place on a short waitForEv
 
 
 class Runner:
-    """Runs one ``Attempt``: the loop below, with ``Requests`` handling what the script asks for."""
+    """Runs one ``Attempt``: the loop below, the one owner of the attempt's ``AttemptState``.
+
+    The handlers (``requests.handle``, ``calls.outcome_effects``) return effects; ``apply`` carries them
+    out, in order. Nothing else changes ``state``.
+    """
 
     def __init__(self, attempt: Attempt):
         self.attempt = attempt
-        self.engine, self.run, self.journal, self.store = attempt.engine, attempt.run, attempt.journal, attempt.store
-        self.source = attempt.run.source or ""
-        self.plan, self.answers, self.strict = attempt.plan, attempt.answers, attempt.strict
-        self.action_names, self.limits = attempt.action_names, attempt.limits
-        self.recorded_at, self.observer = attempt.recorded_at, attempt.observer
-        self.execute = attempt.execute
-        self.writer = JournalWriter(
-            attempt.journal, attempt.number, attempt.limits.journal_entries, attempt.limits.journal_bytes, attempt.size
-        )
-        self.handlers = Requests(self)  # the request table: one handler per kind the prelude queues
-        self.calls = Calls(self)  # the live calls: started, awaited, journaled
-        self.ready: collections.deque[tuple[int, str]] = collections.deque()
-        self.waits = Waits()
-        self.queue = signal_queue(attempt.run)  # the run whose signals this one takes
-        self.requests: dict[int, Entry] = {}
-        self.held: dict[int, Entry] = {}  # a check: requests the recorded run left open, reached again
-        self.interrupts: list[Interrupt] = []
-        self.continue_state: Any = UNSET
-        self.outcome: dict[str, Any] | None = None  # how the script settled, once it has
-        self.replaying = True  # recorded completions may remain to deliver
-        self.ran = True  # JS ran since the requests were last taken
-        self.here: EngineLoop | None = None  # the engine loop running this attempt (none: the caller's own loop)
+        self.state = AttemptState.of(attempt)
+        self.calls = Calls(self.state, self._flush, self._record)  # the live calls: started, awaited
         self.realm: Realm | None = None
 
     @property
     def now(self) -> float:
-        return self.engine.clock.now()
+        return self.attempt.engine.clock.now()
 
     # -- the loop ---------------------------------------------------------------
 
     async def run_attempt(self) -> AttemptResult:
-        self.here = here()
-        if self.here is not None:
-            self.here.moving += 1  # (not while it waits on one lone call: see Calls.start)
+        self.calls.here = loop = here()
+        if loop is not None:
+            loop.moving += 1  # (not while it waits on one lone call: see Calls.start)
         try:
             return await self._loop()
         except asyncio.CancelledError:
@@ -89,144 +95,201 @@ class Runner:
             self.calls.abandon()
             return self._failed(error)
         finally:
-            if self.here is not None:
-                self.here.moving -= 1
+            if loop is not None:
+                loop.moving -= 1
 
     async def _loop(self) -> AttemptResult:
-        self.realm = realm = Realm(self.source, self.limits)
+        attempt, state, calls = self.attempt, self.state, self.calls
+        self.realm = realm = Realm(attempt.run.source or "", attempt.limits)
         realm.start(
             {
-                "runId": self.run.id,
-                "input": self.run.input,
-                "strict": self.strict,
-                "actions": self.action_names,
-                "plan": self.plan.to_js(),
+                "runId": attempt.run.id,
+                "input": attempt.run.input,
+                "strict": attempt.strict,
+                "actions": attempt.action_names,
+                "plan": attempt.plan.to_js(),
             },
             self.now,
         )
         while True:
-            if self.ran:
+            if state.ran:
                 self._pump()
-            if self.calls.starting:
-                await self.calls.start()
+            if calls.starting:
+                await calls.start()
                 continue
-            if self.continue_state is not UNSET or self.interrupts:
-                if self.calls.inflight:  # calls already started are real effects: let them finish and record them
-                    await self.calls.wait(None)
+            if state.pausing:
+                if calls.inflight:  # calls already started are real effects: let them finish and record them
+                    await calls.wait(None)
                     continue
                 return self._paused()
-            if self.outcome is not None:
-                if self.calls.inflight:
-                    await self.calls.wait(None)
+            if state.outcome is not None:
+                if calls.inflight:
+                    await calls.wait(None)
                     continue
-                return self._settled(self.outcome)
-            if self.ready:
+                return self._settled(state.outcome)
+            if state.ready:
                 self._settle_one()
                 continue
-            if self.calls.inflight:
-                await self.calls.wait(self._seconds_to_next_due() if self.waits else None)
-                if self.waits:
+            waits = state.waits
+            if calls.inflight:
+                await calls.wait(self._seconds_to_next_due() if waits else None)
+                if waits:
                     self._deliver_signals() or self._fire_due()
                 continue
-            if self.waits:
+            if waits:
                 # Signals first: an event that came before the runner looked wins over a timeout falling due.
                 if self._deliver_signals() or self._fire_due():
                     continue
-                due = self.waits.next_due()
-                if due is not None and not self.waits.children and due - self.now <= self.limits.inline_sleep_ms:
+                due = waits.next_due()
+                if due is not None and not waits.children and due - self.now <= attempt.limits.inline_sleep_ms:
                     await self._sleep_in_place(due)
                     continue
                 return self._parked()
             if realm.undelivered() > 0:
-                raise self._diverged()
-            if self.held:  # a check replayed everything recorded and waits where the recorded run did
+                position = max(int(realm.pending_slot()), 0)  # JS gives a float
+                raise nothing_asked(attempt, position)  # recorded effects the script never asked for
+            if state.held:  # a check replayed everything recorded and waits where the recorded run did
                 return AttemptResult("reached", replayed=self._replayed())
             raise ScriptError(
                 "Error",
                 "the script is waiting on a promise that nothing will settle (no action, timer or event is pending)",
-                run_id=self.run.id,
-                source=self.source,
+                run_id=attempt.run.id,
+                source=attempt.run.source or "",
             )
 
     def _pump(self) -> None:
         """Drain, handle requests, deliver the next recorded completion; repeat while replay makes progress."""
-        realm = self.realm
+        realm, state = self.realm, self.state
         assert realm is not None
-        self.ran = False
+        state.ran = False
         while True:
             realm.drain()
-            if not self.replaying:
+            if not state.replaying:
                 items = realm.take()
                 if items:
-                    self.handlers.handle(items)
+                    self._handle(items)
                 return
             step = realm.deliver(self.now)
             if isinstance(step, list):
-                self.handlers.handle(step)
-                if self.interrupts or self.continue_state is not UNSET:
+                self._handle(step)
+                if state.pausing:
                     return
             elif step == -1:
-                self.replaying = False
+                state.replaying = False
             elif step == 0:
                 return
 
+    def _handle(self, items: list[dict[str, Any]]) -> None:
+        """Each item's effects, applied before the next item is handled (it may read what they changed)."""
+        state = self.state
+        for item in items:
+            self.apply(handle(state, item))
+
+    def _record(self, slot: int, outcome: Outcome) -> None:
+        self.apply(outcome_effects(self.state, slot, outcome))
+
+    def apply(self, effects: list[Effect]) -> None:
+        """Carry out a handler's effects, in order: the one place the attempt's state changes."""
+        state = self.state
+        for effect in effects:
+            if isinstance(effect, Append):
+                state.writer.append(effect.kind, effect.slot, **effect.body)
+            elif isinstance(effect, Dispatch):
+                self.calls.dispatch(effect.slot, effect.work)
+            elif isinstance(effect, Request):
+                state.requests[effect.slot] = state.writer.append(effect.kind, effect.slot, **effect.body)
+            elif isinstance(effect, Settle):
+                state.ready.append((effect.slot, effect.result))
+            elif isinstance(effect, Reopen):
+                state.requests[effect.slot] = effect.entry
+            elif isinstance(effect, Observe):
+                self._observe(effect.hook, *effect.args)
+            elif isinstance(effect, Complete):
+                state.ready.append(
+                    (effect.slot, settlement(state.writer.append(effect.kind, effect.slot, **effect.body)))
+                )
+            elif isinstance(effect, Timer):
+                state.waits.timers[effect.slot] = effect.due
+            elif isinstance(effect, WaitFor):
+                state.waits.events[effect.slot] = effect.wait
+            elif isinstance(effect, Pause):
+                state.interrupts.append(effect.interrupt)
+            elif isinstance(effect, ParkChild):
+                state.waits.children[effect.slot] = effect.due
+                state.waits.nested[effect.slot] = effect.matches
+            elif isinstance(effect, Hold):
+                state.held[effect.slot] = effect.entry
+            elif isinstance(effect, Progress):
+                self.attempt.engine.progress(self.attempt.run.id, effect.patch, self.attempt.observer)
+            elif isinstance(effect, Continue):
+                state.continue_state = effect.state
+            elif isinstance(effect, Done):
+                state.outcome = effect.outcome
+            elif isinstance(effect, ReplaceExecutor):
+                self.attempt.engine.replace_executor()
+            elif isinstance(effect, Fail):
+                raise effect.error
+            else:  # every kind in ``effects.Effect`` is handled above
+                raise AssertionError(f"an effect the loop does not know: {effect!r}")
+
     def _settle_one(self) -> None:
-        slot, result = self.ready.popleft()
+        slot, result = self.state.ready.popleft()
         assert self.realm is not None
         self.realm.settle(slot, result, self.now)
-        self.ran = True
+        self.state.ran = True
 
     # -- timers and events -------------------------------------------------------------
 
     def _seconds_to_next_due(self) -> float | None:
-        due = self.waits.next_due()
+        due = self.state.waits.next_due()
         return None if due is None else max(due - self.now, 0.0) / 1000.0
 
     def _fire_due(self) -> bool:
-        fired = self.waits.take_due(self.now)
+        fired = self.state.waits.take_due(self.now)
         for slot, kind in fired:
             if kind == "timer":
-                entry = self.writer.append("fired", slot)
+                self.apply([Complete("fired", slot, {})])
             else:
-                entry = self.writer.append("event", slot, event=None, signal=None)
-            self.ready.append((slot, settlement(entry)))
+                self.apply([Complete("event", slot, {"event": None, "signal": None})])
         if fired:
             self._flush()
         return bool(fired)
 
     async def _sleep_in_place(self, due: float) -> None:
         """Sleep until ``due``; while an event is waited for, in slices, until a signal it takes is pending."""
+        clock = self.attempt.engine.clock
         while True:
             left = max(due - self.now, 0.0)
-            if not self.waits.events:
-                await self.engine.clock.sleep(left)
+            if not self.state.waits.events:
+                await clock.sleep(left)
                 return
-            await self.engine.clock.sleep(min(left, _SIGNAL_POLL_MS))
+            await clock.sleep(min(left, _SIGNAL_POLL_MS))
             if self.now >= due or self._signal_pending():
                 return
 
     def _signal_pending(self) -> bool:
         """Whether a pending signal matches a wait (a read: delivery takes the write that marks it)."""
-        takes = accepting(self.waits.matchers())
-        return any(takes(event) for _, event in self.store.pending_signals(self.queue))
+        takes = accepting(self.state.waits.matchers())
+        return any(takes(event) for _, event in self.attempt.store.pending_signals(self.state.queue))
 
     def _deliver_signals(self) -> bool:
         """Deliver waiting signals: each signal row and its journal entry commit in one transaction."""
+        state, store = self.state, self.attempt.store
         delivered = False
-        for slot, wait in sorted(self.waits.events.items()):
+        for slot, wait in sorted(state.waits.events.items()):
             self._flush()
             written: list[tuple[Entry, bytes]] = []
 
             def write(
                 signal_id: int, event: Any, slot: int = slot, written: list[tuple[Entry, bytes]] = written
             ) -> list[tuple[Entry, bytes]]:  # called at once, inside deliver_signal's transaction
-                self.writer.append("event", slot, event=event, signal=signal_id)
-                written.extend(self.writer.take())
+                state.writer.append("event", slot, event=event, signal=signal_id)
+                written.extend(state.writer.take())
                 return written
 
-            if self.store.deliver_signal(self.run.id, wait.accepts, write, queue=self.queue):
-                del self.waits.events[slot]
-                self.ready.append((slot, settlement(written[-1][0])))
+            if store.deliver_signal(self.attempt.run.id, wait.accepts, write, queue=state.queue):
+                del state.waits.events[slot]
+                state.ready.append((slot, settlement(written[-1][0])))
                 self._notify(written)
                 delivered = True
         return delivered
@@ -234,22 +297,23 @@ class Runner:
     # -- endings ----------------------------------------------------------------------
 
     def _flush(self) -> None:
-        entries = self.writer.take()
+        writer = self.state.writer
+        entries = writer.take()
         if entries:
             try:
-                self.store.append(self.run.id, entries)
+                self.attempt.store.append(self.attempt.run.id, entries)
             except SandboxError:
-                self.writer.pending[:0] = entries  # not written: keep them, in order, for the final write
+                writer.pending[:0] = entries  # not written: keep them, in order, for the final write
                 raise
             self._notify(entries)
 
     def _notify(self, entries: list[tuple[Entry, bytes]] | None = None) -> None:
-        if entries and type(self.observer).entries is not Observer.entries:  # nobody watching: no dicts
+        if entries and type(self.attempt.observer).entries is not Observer.entries:  # nobody watching: no dicts
             self._observe("entries", [e.to_dict() for e, _ in entries])
 
     def _observe(self, hook: str, *args: Any) -> None:
         try:
-            getattr(self.observer, hook)(self.run.id, *args)
+            getattr(self.attempt.observer, hook)(self.attempt.run.id, *args)
         except Exception:  # a broken view must never break the run it shows
             log.exception("observer %s failed", hook)
 
@@ -263,7 +327,7 @@ class Runner:
         if self.realm is None:
             return 0
         try:
-            return len(self.plan) - self.realm.undelivered()
+            return len(self.attempt.plan) - self.realm.undelivered()
         except SandboxError:
             return 0
 
@@ -271,29 +335,31 @@ class Runner:
         console, data = self._snapshot()
         if not outcome["ok"]:
             assert self.realm is not None
-            error = self.realm.script_error(outcome["error"], self.run.id)
-            return self._failed(located(error, self.journal.entries, self.source))
+            error = self.realm.script_error(outcome["error"], self.attempt.run.id)
+            return self._failed(located(error, self.attempt.journal.entries, self.attempt.run.source or ""))
         return AttemptResult(
             "completed", output=outcome["value"], console=console, data=data, replayed=self._replayed()
         )
 
     def _paused(self) -> AttemptResult:
         console, data = self._snapshot()
-        if self.continue_state is not UNSET:
+        state = self.state
+        if state.continue_state is not UNSET:
             return AttemptResult(
-                "continued", state=self.continue_state, console=console, data=data, replayed=self._replayed()
+                "continued", state=state.continue_state, console=console, data=data, replayed=self._replayed()
             )
         return AttemptResult(
-            "interrupted", interrupts=self.interrupts, console=console, data=data, replayed=self._replayed()
+            "interrupted", interrupts=state.interrupts, console=console, data=data, replayed=self._replayed()
         )
 
     def _parked(self) -> AttemptResult:
         console, data = self._snapshot()
+        waits = self.state.waits
         return AttemptResult(
             "parked",
-            due=self.waits.next_due(),
-            waiting=self.waits.describe(),
-            matchers=self.waits.matchers(),
+            due=waits.next_due(),
+            waiting=waits.describe(),
+            matchers=waits.matchers(),
             console=console,
             data=data,
             replayed=self._replayed(),
@@ -301,14 +367,13 @@ class Runner:
 
     def _failed(self, error: SandboxError) -> AttemptResult:
         if getattr(error, "run_id", None) is None:
-            error.run_id = self.run.id  # type: ignore[attr-defined]
+            error.run_id = self.attempt.run.id  # type: ignore[attr-defined]
         record = error.to_dict()
-        kind = "mismatch" if isinstance(error, CallLogMismatchError) else "error"
         self._keep_notes()
-        if kind == "mismatch":
-            self.writer.append("mismatch", error.position, **record)  # type: ignore[attr-defined]
+        if isinstance(error, CallLogMismatchError):
+            self.state.writer.append("mismatch", error.position, **record)
         else:
-            self.writer.append("error", None, error=record)
+            self.state.writer.append("error", None, error=record)
         console, data = self._snapshot()
         return AttemptResult("failed", error=error, console=console, data=data, replayed=self._replayed())
 
@@ -318,45 +383,6 @@ class Runner:
         if self.realm is None:
             return
         try:
-            for item in self.realm.take():
-                if item.get("t") in ("console", "log"):
-                    self.handlers._note(item["t"], item)
+            self._handle([item for item in self.realm.take() if item.get("t") in ("console", "log")])
         except SandboxError:  # a realm that can answer nothing more, or a full journal: the failure still says why
             return
-
-    def _mismatch(self, item: dict[str, Any]) -> CallLogMismatchError:
-        slot = item["s"]
-        return CallLogMismatchError(
-            slot,
-            self.recorded_at(slot),
-            item["attempted"],
-            line=item.get("line"),
-            column=item.get("column"),
-            source=self.source,
-            run_id=self.run.id,
-        )
-
-    def _diverged(
-        self, slot: int | None = None, item: dict[str, Any] | None = None, recorded: dict[str, Any] | None = None
-    ) -> CallLogMismatchError:
-        """The replay stopped matching: a live effect in a check, or recorded effects never asked for."""
-        if item is not None and slot is not None:
-            attempted = {
-                "type": item["t"] if item["t"] != "call" else "action",
-                "name": item.get("name"),
-                "input": item.get("input"),
-            }
-            recorded = recorded if recorded is not None else self.recorded_at(slot)
-            return CallLogMismatchError(
-                slot,
-                recorded,
-                attempted,
-                line=item.get("line"),
-                column=item.get("column"),
-                source=self.source,
-                run_id=self.run.id,
-            )
-        position = max(int(self.realm.pending_slot()), 0) if self.realm is not None else 0  # JS gives a float
-        return CallLogMismatchError(
-            position, self.recorded_at(position), {"type": "nothing"}, source=self.source, run_id=self.run.id
-        )

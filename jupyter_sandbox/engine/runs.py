@@ -34,8 +34,9 @@ from ..stores.rows import ENDED, RunStatus
 from ..values import json_copy
 from . import children
 from .answers import Answers
-from .attempt import Attempt, AttemptResult, Observer
+from .attempt import Attempt, AttemptRequest, AttemptResult, Observer, StartRequest
 from .clock import Clock, SystemClock
+from .divergence import nothing_asked
 from .journal import CallLog, Journal, signal_room
 from .limits import stored_limits
 from .lint import lint
@@ -46,7 +47,7 @@ from .rollback import rollback as roll_back
 from .runner import Runner
 from .waits import accepting, signal_queue
 
-__all__ = ["Engine"]
+__all__ = ["Engine", "StartRequest"]
 
 log = logging.getLogger("jupyter_sandbox")
 
@@ -113,24 +114,14 @@ class Engine:
         _check_characters(source)
         lint(source)
 
-    async def start(
-        self,
-        source: str,
-        *,
-        input: Any = None,
-        name: str | None = None,
-        strict: bool = False,
-        actions: list[str] | None = None,
-        limits: Limits | None = None,
-        call_log: Any = None,
-        answers: Answers | None = None,
-        observer: Observer | None = None,
-    ) -> RunResult:
-        limits = limits or self.limits
+    async def start(self, request: StartRequest) -> RunResult:
+        """Start a new run of ``request.source`` and run it until it ends or pauses."""
+        limits = request.limits or self.limits
+        source, call_log = request.source, request.call_log
         self.check_source(source, limits)
-        input = json_copy(input, "the run's input")  # as the script sees it; the caller's object is not kept
+        input = json_copy(request.input, "the run's input")  # as the script sees it; the caller's object is not kept
         plan = ReplayPlan.from_call_log(call_log) if call_log is not None else None
-        answers = answers or Answers()
+        answers = request.answers or Answers()
         if answers.given():  # refused before a run exists: a mistyped answer leaves nothing behind
             answers.check()
             answers.refuse_unaddressed_in_call_log(call_log)
@@ -139,16 +130,22 @@ class Engine:
             kind="workflow",
             status="created",
             source=source,
-            name=name,
+            name=request.name,
             source_hash=source_hash(source),
             input=input,
-            options={"strict": strict, "actions": actions, "limits": _limit_overrides(limits, self.limits)},
+            options={
+                "strict": request.strict,
+                "actions": request.actions,
+                "limits": _limit_overrides(limits, self.limits),
+            },
         )
         if answers.given():
             answers.stamp = self.store.answer_stamp(run.id)
         self.store.create_run(run)
         recorded_at = _bare_recorded(call_log) if call_log is not None else None
-        return await self._drive(run, answers, observer or Observer(), limits, plan, recorded_at)
+        return await self._drive(
+            AttemptRequest(run, answers, request.observer or Observer(), limits, plan, recorded_at)
+        )
 
     async def resume(
         self,
@@ -194,7 +191,9 @@ class Engine:
             self.store.update_run(run_id, source=source, source_hash=source_hash(source))
             run.source, run.source_hash = source, source_hash(source)
         try:
-            return await self._drive(run, answers, observer or Observer(), limits, None, None, force=force, read=read)
+            return await self._drive(
+                AttemptRequest(run, answers, observer or Observer(), limits, force=force, read=read)
+            )
         except SandboxError as exc:
             # A failed edit (a mismatch, an error in the new source) leaves the run's source as it was, so
             # the cell that started it resumes it still; the attempt's journal keeps the edit's source hash.
@@ -210,76 +209,46 @@ class Engine:
         if answers.given():
             answers.stamp = self.store.answer_stamp(run_id)
 
-    async def _drive(
-        self,
-        run: RunRow,
-        answers: Answers,
-        observer: Observer,
-        limits: Limits,
-        plan: ReplayPlan | None,
-        recorded_at: Any,
-        force: bool = False,
-        read: tuple[Journal, int] | None = None,
-    ) -> RunResult:
-        answers.check()  # an answer is journaled and handed to an action: JSON, or a clear error now
-        result, run, run_ids = await self.run_chain(run, answers, observer, limits, plan, recorded_at, force, read)
+    async def _drive(self, request: AttemptRequest) -> RunResult:
+        request.answers.check()  # an answer is journaled and handed to an action: JSON, or a clear error now
+        result, run, run_ids = await self.run_chain(request)
         return self._conclude(run, result, run_ids)
 
-    async def run_chain(
-        self,
-        run: RunRow,
-        answers: Answers,
-        observer: Observer,
-        limits: Limits,
-        plan: ReplayPlan | None = None,
-        recorded_at: Any = None,
-        force: bool = False,
-        read: tuple[Journal, int] | None = None,
-    ) -> tuple[AttemptResult, RunRow, list[str]]:
+    async def run_chain(self, request: AttemptRequest) -> tuple[AttemptResult, RunRow, list[str]]:
         """Run attempts along a ``continueAsNew`` chain until one does not continue."""
+        run = request.run
         run_ids = [run.id]
         rewoken = 0
         while True:
-            result = await self.attempt(run, answers, observer, limits, plan, recorded_at, force=force, read=read)
-            read = None
+            result = await self.attempt(request)
             if result.woken and rewoken < _REWAKES:  # a signal came as it parked: take it now (it is due anyway)
                 rewoken += 1
-                answers, plan, recorded_at, force = Answers(), None, None, False
+                request = request.again(run)
                 continue
             if result.status != "continued":
                 return result, run, run_ids
-            if len(run_ids) > limits.generations:
+            if len(run_ids) > request.limits.generations:
                 raise LimitExceeded(
                     "generations",
-                    f"the script continued as new {limits.generations} times in one "
+                    f"the script continued as new {request.limits.generations} times in one "
                     "call; is its stopping condition right?",
-                    value=limits.generations,
+                    value=request.limits.generations,
                     run_id=run.id,
                 )
             run = self._successor(run, result.state)
             run_ids.append(run.id)
-            answers, plan, recorded_at, force = Answers(), None, None, False
+            request = request.again(run)
 
-    async def attempt(
-        self,
-        run: RunRow,
-        answers: Answers,
-        observer: Observer,
-        limits: Limits,
-        plan: ReplayPlan | None = None,
-        recorded_at: Any = None,
-        *,
-        force: bool = False,
-        read: tuple[Journal, int] | None = None,
-    ) -> AttemptResult:
+    async def attempt(self, request: AttemptRequest) -> AttemptResult:
         """One attempt: claim the run (compare-and-set), run it, record how it ended.
 
-        ``read``: the journal as read before the claim, with its size in bytes read before it. The
+        ``request.read``: the journal as read before the claim, with its size in bytes read before it. The
         journal only grows, so the same size after the claim means nothing was appended in between,
         and the attempt replays that journal instead of reading and decoding it again.
         """
+        run, answers, read = request.run, request.answers, request.read
         allowed: tuple[RunStatus, ...] = ("created",) if run.status == "created" else RESUMABLE
-        number = self.store.claim(run.id, allowed, source_hash=run.source_hash or "", force=force)
+        number = self.store.claim(run.id, allowed, source_hash=run.source_hash or "", force=request.force)
         try:
             size = self.store.journal_bytes(run.id)
             journal = read[0] if read is not None and read[1] == size else Journal(self.store.entries(run.id))
@@ -288,23 +257,20 @@ class Engine:
             raise
         answers.settle_first(journal)
         runner = Runner(
-            Attempt(
-                self,
+            self._attempt_of(
                 run,
                 journal,
                 number,
-                plan=plan or ReplayPlan.from_journal(journal),
-                answers=answers,
-                strict=bool(run.options.get("strict")),
-                action_names=self._action_names(run),
-                limits=limits,
-                recorded_at=recorded_at or journal.recorded,
-                observer=observer,
-                store=self.store,
+                request.plan,
+                answers,
+                request.limits,
+                request.recorded_at,
+                request.observer,
+                self.store,
                 size=size,
             )
         )
-        runner.writer.append(
+        runner.state.writer.append(
             "attempt",
             None,
             n=number,
@@ -314,10 +280,10 @@ class Engine:
         try:
             result = await runner.run_attempt()
         except asyncio.CancelledError:
-            self.store.finish_attempt(run.id, number, "cancelled", runner.writer.take(), replayed=0)
+            self.store.finish_attempt(run.id, number, "cancelled", runner.state.writer.take(), replayed=0)
             raise
         except BaseException:
-            self.store.finish_attempt(run.id, number, "failed", runner.writer.take(), replayed=0)
+            self.store.finish_attempt(run.id, number, "failed", runner.state.writer.take(), replayed=0)
             raise
         fields: dict[str, Any] = {}
         if result.status == "parked" and run.parent is None and result.matchers:  # only a top-level run is woken
@@ -331,10 +297,10 @@ class Engine:
         status = result.status
         assert status != "reached"  # only a determinism check's attempt ends there, and it stores nothing
         result.woken = self.store.finish_attempt(
-            run.id, number, status, runner.writer.take(), replayed=result.replayed, **fields
+            run.id, number, status, runner.state.writer.take(), replayed=result.replayed, **fields
         )
         run.status = status
-        result.call_log = runner.journal.call_log()  # the journal as committed: no second read
+        result.call_log = runner.attempt.journal.call_log()  # the journal as committed: no second read
         return result
 
     def _conclude(self, run: RunRow, result: AttemptResult, run_ids: list[str]) -> RunResult:
@@ -382,6 +348,39 @@ class Engine:
         self.store.create_run(successor)
         self.store.update_run(run.id, successor=successor.id)
         return successor
+
+    def _attempt_of(
+        self,
+        run: RunRow,
+        journal: Journal,
+        number: int,
+        plan: ReplayPlan | None,
+        answers: Answers,
+        limits: Limits,
+        recorded_at: Callable[[int], dict[str, Any] | None] | None,
+        observer: Observer,
+        store: Store,
+        *,
+        size: int = 0,
+        execute: bool = True,
+    ) -> Attempt:
+        """The one place an ``Attempt`` is built: a plan and recorded entries from ``journal`` unless given."""
+        return Attempt(
+            self,
+            run,
+            journal,
+            number,
+            plan=plan or ReplayPlan.from_journal(journal),
+            answers=answers,
+            strict=bool(run.options.get("strict")),
+            action_names=self._action_names(run),
+            limits=limits,
+            recorded_at=recorded_at or journal.recorded,
+            observer=observer,
+            store=store,
+            size=size,
+            execute=execute,
+        )
 
     def _action_names(self, run: RunRow) -> list[str]:
         if self.sync_scripts is not None:  # another process may have saved (or removed) one since
@@ -470,24 +469,21 @@ class Engine:
             self.check_source(source, self.limits)
             run.source = source
         scratch = self.scratch()
-        plan = ReplayPlan.from_journal(journal)
         runner = Runner(
-            Attempt(
-                self,
+            self._attempt_of(
                 run,
                 journal,
                 journal.attempts + 1,
-                plan=plan,
-                answers=Answers(),
-                strict=bool(run.options.get("strict")),
-                action_names=self._action_names(run),
-                limits=self._limits_of(run),
-                recorded_at=journal.recorded,
-                observer=Observer(),
-                store=scratch,
+                None,
+                Answers(),
+                self._limits_of(run),
+                None,
+                Observer(),
+                scratch,
                 execute=False,
             )
         )
+        plan = runner.attempt.plan
         result = await runner.run_attempt()
         scratch.close()
         # What the replay reached: the completions it was served, and the open requests it asked for again.
@@ -497,7 +493,7 @@ class Engine:
             served -= set(runner.realm.unused()) if runner.realm is not None else served
         except SandboxError:  # the realm itself failed: nothing it was served can be counted
             served = set()
-        unreached = sorted(recorded - served - set(runner.held))
+        unreached = sorted(recorded - served - set(runner.state.held))
         checked, total = len(recorded) - len(unreached), len(recorded)
         error = result.error
         if isinstance(error, CallLogMismatchError):
@@ -508,9 +504,7 @@ class Engine:
             return CheckReport(run_id, False, result.replayed, error=error, checked=checked, recorded=total)
         if unreached:  # the script ended (or waits) without asking for a recorded effect
             position = unreached[0]
-            mismatch = CallLogMismatchError(
-                position, journal.recorded(position), {"type": "nothing"}, source=run.source, run_id=run_id
-            )
+            mismatch = nothing_asked(runner.attempt, position)
             return CheckReport(run_id, False, result.replayed, mismatch=mismatch, checked=checked, recorded=total)
         matches = None
         if result.status == "completed" and run.status == "completed":
@@ -552,7 +546,7 @@ class Engine:
         if value is not None and pending:
             answers.setdefault(pending[0].id or "", value)
         answered = Answers(by_id=answers, stamp=wanted.stamp, **who)
-        return await self._drive(fork, answered, observer or Observer(), self._limits_of(run), None, None)
+        return await self._drive(AttemptRequest(fork, answered, observer or Observer(), self._limits_of(run)))
 
     # -- rollback ----------------------------------------------------------------------
 
