@@ -588,7 +588,7 @@ def test_a_script_that_runs_itself_again_from_an_action_in_place_without_end_fai
         return sb.eval("return await actions.again(1)").output
 
     sb.eval("return await actions.again(0)")
-    with pytest.raises(ActionError, match="nested"):
+    with pytest.raises(ActionError, match="nest at most 64 deep"):
         sb.eval("return await actions.again(1)")
     assert levels[0] < 200
 
