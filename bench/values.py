@@ -1,0 +1,124 @@
+#!/usr/bin/env python
+"""Benchmark of big values crossing between Python and a script, beside the realm's own JSON in the same run.
+
+Run from the repository root::
+
+    python bench/values.py           # a 30 MB value, median of 3 rounds (about a minute on 2 cores)
+    python bench/values.py --quick   # a 3 MB value (a smoke run)
+
+The value is a list of 1 KB strings (30,000 of them: 30 MB of JSON). Rows, each the median of the rounds,
+the rounds interleaved so every row sees the same load:
+
+* floor ``JSON.parse`` and ``JSON.stringify``: the realm's own, of the same text, in a bare QuickJS context
+  with the same memory limit (what a script pays to read or write the value itself);
+* ``input into the realm``: ``sb.eval("return ctx.input.length", input=value)`` (checks, the run row, the
+  crossing), less the same eval with no input;
+* ``result out of the realm``: a script that builds the value and returns it, less the same script returning
+  its length (the value's checks, its JSON, the journal's row);
+* ``an action's result into the realm``: ``return (await actions.big()).length`` with ``big`` returning the
+  value, less the same with a small one.
+
+Each row's ratio is to ``JSON.parse`` (into the realm) or ``JSON.stringify`` (out of it); target ≤ 3×.
+Writes ``bench/results/values.md`` (``--out`` elsewhere). Nothing here asserts a timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))  # measure this checkout
+
+import quickjs  # noqa: E402
+
+from jupyter_sandbox import Limits, Sandbox  # noqa: E402
+
+LIMITS = Limits(memory_bytes=1 << 30, journal_bytes=1 << 30, fuel_seconds=120)
+BUILD = "const a = []; for (let i = 0; i < ctx.input; i++) a.push('doc ' + i + ' ' + 'y'.repeat(1000));\n"
+
+
+def value(count: int) -> list[str]:
+    return [f"doc {i} " + "y" * 1000 for i in range(count)]
+
+
+def timed(fn) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def floors(text: str) -> tuple[float, float]:
+    ctx = quickjs.Context()
+    ctx.set_memory_limit(LIMITS.memory_bytes)
+    ctx.eval("(s) => { globalThis.S = s; return 0 }")(text)
+    parse = timed(lambda: ctx.eval("globalThis.V = JSON.parse(S), 0"))
+    stringify = timed(lambda: ctx.eval("JSON.stringify(V).length"))
+    return parse, stringify
+
+
+def main(argv: list[str]) -> str:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a 3 MB value (a smoke run)")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds (the median is reported)")
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "values.md")
+    args = parser.parse_args(argv)
+    count = 3_000 if args.quick else 30_000
+    big = value(count)
+    text = json.dumps(big)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    rows: dict[str, list[float]] = {k: [] for k in ("parse", "stringify", "input", "output", "action")}
+    with Sandbox(limits=LIMITS) as sb:
+        sb.action(lambda: big, name="big")
+        sb.action(lambda: [], name="small")
+        sb.eval("return 1")
+        for _ in range(args.repeat):
+            parse, stringify = floors(text)
+            rows["parse"].append(parse)
+            rows["stringify"].append(stringify)
+            rows["input"].append(
+                timed(lambda: sb.eval("return ctx.input.length", input=big))
+                - timed(lambda: sb.eval("return ctx.input.length", input=[]))
+            )
+            assert sb.eval(BUILD + "return a", input=count).output == big
+            rows["output"].append(
+                timed(lambda: sb.eval(BUILD + "return a", input=count))
+                - timed(lambda: sb.eval(BUILD + "return a.length", input=count))
+            )
+            rows["action"].append(
+                timed(lambda: sb.eval("return (await actions.big()).length"))
+                - timed(lambda: sb.eval("return (await actions.small()).length"))
+            )
+    med = {k: statistics.median(v) * 1e3 for k, v in rows.items()}
+    table = [
+        ("floor: the realm's JSON.parse of the value", med["parse"], None),
+        ("floor: the realm's JSON.stringify of the value", med["stringify"], None),
+        ("input into the realm (sb.eval input=)", med["input"], med["input"] / med["parse"]),
+        ("result out of the realm (return value)", med["output"], med["output"] / med["stringify"]),
+        ("an action's result into the realm", med["action"], med["action"] / med["parse"]),
+    ]
+    lines = [
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.2f} at the start, "
+        f"{os.getloadavg()[0]:.2f} at the end; a value of {len(text) / 1e6:.1f} MB of JSON "
+        f"({count:,} strings of 1 KB), median of {args.repeat}",
+        "",
+        "| case | median ms | × its floor (target ≤ 3) |",
+        "| --- | ---: | ---: |",
+    ]
+    lines += [f"| {name} | {ms:.0f} | {'' if ratio is None else f'{ratio:.2f}'} |" for name, ms, ratio in table]
+    out = "\n".join(lines) + "\n"
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(out, encoding="utf-8")
+    print(out)
+    return out
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
