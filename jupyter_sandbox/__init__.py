@@ -102,6 +102,13 @@ def load_ipython_extension(ipython):  # pragma: no cover - exercised through a k
     load(ipython)
 
 
+def unload_ipython_extension(ipython):  # pragma: no cover - exercised through a kernel
+    """``%unload_ext jupyter_sandbox``: close the notebook session (its Sandboxes, their threads, the cards)."""
+    from .notebook.magics import unload_ipython_extension as unload
+
+    unload(ipython)
+
+
 def __getattr__(name: str):
     # The notebook's module-level decorators live with the magic, loaded on first use.
     if name in ("action", "agent", "default_sandbox"):

@@ -18,17 +18,17 @@ def notebook_shell(folder: Path, monkeypatch: Any) -> Iterator[Any]:
     from IPython.testing.globalipapp import start_ipython
 
     import jupyter_sandbox
-    from jupyter_sandbox.notebook import defaults as notebook
+    from jupyter_sandbox import notebook
 
     monkeypatch.chdir(folder)
     start_ipython()
     shell = InteractiveShell.instance()
-    notebook._reset()
+    notebook.close_session()
     jupyter_sandbox.load_ipython_extension(shell)
     try:
         yield shell
     finally:
-        notebook._reset()
+        notebook.close_session()
 
 
 def with_mcp_server(store: str, flags: list[str], errlog: Path, work: Callable[[Any, dict], Awaitable[None]]) -> dict:

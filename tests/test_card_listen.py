@@ -18,7 +18,8 @@ from pace import bound
 from test_magic import APPROVE, attach, card, cell, ip, sandbox, testing_shell  # noqa: F401
 
 import jupyter_sandbox
-from jupyter_sandbox.notebook import cards as card_registry
+from jupyter_sandbox.notebook import current_session
+from jupyter_sandbox.notebook.card_watch import Watch
 
 DEADLINE = bound(10.0)
 LISTENERS = "SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN jupyter_sandbox' AND pid <> pg_backend_pid()"
@@ -39,7 +40,7 @@ def listener_pids(url):
 @pytest.fixture
 def no_poll(monkeypatch):
     """The poller looks at no store: only a listener can redraw a card."""
-    monkeypatch.setattr(card_registry._WATCH, "poll_once", lambda *args, **kwargs: None)
+    monkeypatch.setattr(Watch, "poll_once", lambda *args, **kwargs: None)
 
 
 def shown_paused(ip, url, out="out"):
@@ -49,12 +50,12 @@ def shown_paused(ip, url, out="out"):
     cell(ip, f"-o {out}", APPROVE)
     shown = card()
     assert shown.doc["status"] == "paused"
-    until(lambda: card_registry._WATCH.listening(sandbox()), "the card's listener")
+    until(lambda: current_session().watch.listening(sandbox()), "the card's listener")
     return shown
 
 
 def listener_of(sb):
-    return next(li for li in card_registry._WATCH.listeners() if li.sb is sb)
+    return next(li for li in current_session().watch.listeners() if li.sb is sb)
 
 
 def approve_elsewhere(url, run_id, sent="from elsewhere"):
@@ -110,8 +111,8 @@ def test_a_renderer_of_a_continued_run_redraws_when_the_chains_last_run_changes(
     first = next(run.id for run in sandbox().runs() if run.successor == last)
     assert card().doc["status"] == "paused"
     comm = attach(first)  # a saved card's renderer, which knows only the chain's first run
-    card_registry._CARDS.clear()  # and no card: only the renderer shows the run
-    until(lambda: card_registry._WATCH.listening(sandbox()), "the renderer's listener")
+    current_session().cards.clear()  # and no card: only the renderer shows the run
+    until(lambda: current_session().watch.listening(sandbox()), "the renderer's listener")
     approve_elsewhere(postgres_url, last)  # announces the last run only
     until(lambda: comm.docs()[-1]["status"] == "completed", "the renderer to turn completed")
 
@@ -142,7 +143,7 @@ def test_while_the_store_refuses_to_listen_the_card_is_polled(ip, postgres_url, 
     ip.run_line_magic("config", "SandboxMagics.scheduler_interval = 0")
     cell(ip, "-o out", APPROVE)
     shown = card()
-    assert not card_registry._WATCH.listening(sandbox())
+    assert not current_session().watch.listening(sandbox())
     approve_elsewhere(postgres_url, shown.run_id)
     until(lambda: shown.doc["status"] == "completed", "the poll to redraw the card")
     assert ip.user_ns["out"] == {"sent": "from elsewhere"}
@@ -163,15 +164,15 @@ def test_closing_the_sandbox_ends_its_listener_and_its_connection(ip, postgres_u
 def test_a_listener_ends_when_its_last_card_goes_away(ip, postgres_url):
     shown_paused(ip, postgres_url)
     listener = listener_of(sandbox())
-    card_registry._CARDS.clear()
+    current_session().cards.clear()
     listener.join(DEADLINE)
     assert not listener.is_alive()
-    assert sandbox() not in {li.sb for li in card_registry._WATCH.listeners()}
+    assert sandbox() not in {li.sb for li in current_session().watch.listeners()}
 
 
 def test_a_card_on_sqlite_has_no_listener_and_is_polled(ip, tmp_path):
     cell(ip, "-o out", APPROVE)
     shown = card()
-    assert sandbox() not in {li.sb for li in card_registry._WATCH.listeners()}
+    assert sandbox() not in {li.sb for li in current_session().watch.listeners()}
     approve_elsewhere(str(tmp_path / ".sandbox" / "runs.sqlite"), shown.run_id)
     until(lambda: shown.doc["status"] == "completed", "the poll to redraw the card")

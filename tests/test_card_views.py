@@ -17,6 +17,7 @@ from test_magic import attach, card, cell, ip, testing_shell  # noqa: F401 (fixt
 import jupyter_sandbox
 from jupyter_sandbox import ActionInterrupt, Limits, Sandbox
 from jupyter_sandbox.notebook import cards as card_registry
+from jupyter_sandbox.notebook import current_session
 from jupyter_sandbox.notebook.card_doc import INPUT, card_document
 from jupyter_sandbox.notebook.card_html import card_html
 from jupyter_sandbox.notebook.cards import RunCard, styles_here
@@ -198,7 +199,7 @@ class Shell:
 
 
 def test_the_cards_css_is_carried_by_the_cards_of_one_cell_only(monkeypatch):
-    monkeypatch.setattr(card_registry, "_STYLED", {})
+    monkeypatch.setattr(current_session(), "styled_cell", None)
     assert styles_here(Shell("a")) is True  # the first card shown in this kernel
     assert styles_here(Shell("b")) is False
     assert styles_here(Shell("a")) is True  # its cell again: the output it replaces carried it
@@ -217,7 +218,7 @@ def test_the_cards_css_is_carried_by_the_cards_of_one_cell_only(monkeypatch):
 
 
 def test_in_a_notebook_only_the_first_cells_cards_carry_the_css(ip, monkeypatch):  # noqa: F811 (the fixture imported above)
-    monkeypatch.setattr(card_registry, "_STYLED", {})
+    monkeypatch.setattr(current_session(), "styled_cell", None)
     cells = iter(["first", "second", "first"])
     monkeypatch.setattr(card_registry, "_shell", lambda: Shell(next(cells)))
     styles = []

@@ -411,7 +411,7 @@ def test_a_call_runs_exactly_when_pydantic_accepts_its_input(value):
 
 def test_the_notebooks_decorator_takes_explicit_schemas_too():
     import jupyter_sandbox
-    from jupyter_sandbox.notebook import defaults
+    from jupyter_sandbox.notebook import defaults, session
 
     defaults.set_default_store(":memory:")
     try:
@@ -424,7 +424,7 @@ def test_the_notebooks_decorator_takes_explicit_schemas_too():
             jupyter_sandbox.default_sandbox().eval("await actions.scored(11)")
         assert info.value.issues == [{"path": "$", "message": "11 is greater than the maximum of 10"}]
     finally:
-        defaults._reset()
+        session.close_session()
 
 
 def test_an_issue_quoting_a_huge_value_is_cut(sb):

@@ -12,12 +12,13 @@ from pace import bound
 from typing_extensions import TypedDict
 
 import jupyter_sandbox
+from jupyter_sandbox import notebook
 from jupyter_sandbox.errors import Interrupt
 from jupyter_sandbox.notebook import cards as card_registry
-from jupyter_sandbox.notebook import defaults as notebook
 from jupyter_sandbox.notebook.card_doc import CARD_MIME
 from jupyter_sandbox.notebook.cards import answer_for, cards
 from jupyter_sandbox.notebook.magics import SandboxMagics
+from jupyter_sandbox.notebook.session import close_session
 
 APPROVE = """
 const found = await actions.fetch({q: 1})
@@ -39,9 +40,7 @@ def testing_shell():
 def ip(testing_shell, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the default store is .sandbox/runs.sqlite under the cwd
     shell = testing_shell
-    notebook._reset()
-    card_registry._CARDS.clear()
-    card_registry._LINKS.clear()
+    close_session()  # a fresh notebook session: no Sandbox, registration or card of another test
     jupyter_sandbox.load_ipython_extension(shell)  # what %load_ext calls, with fresh config each test
     shell.user_ns["calls"] = calls = {"fetch": 0, "send": []}
 
@@ -61,7 +60,7 @@ def ip(testing_shell, tmp_path, monkeypatch):
     shell.config.pop("SandboxMagics", None)  # %config writes there too
     for magics in [c for c in shell.configurables if isinstance(c, SandboxMagics)]:
         shell.configurables.remove(magics)
-    notebook._reset()
+    close_session()
 
 
 def cell(ip, line, body=""):

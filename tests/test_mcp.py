@@ -407,12 +407,12 @@ def test_the_magic_adds_a_server_and_lists_its_tools_with_their_approval(tmp_pat
     from IPython.utils.capture import capture_output
 
     import jupyter_sandbox
-    from jupyter_sandbox.notebook import defaults
+    from jupyter_sandbox.notebook import session
 
     monkeypatch.chdir(tmp_path)
     start_ipython()
     shell = InteractiveShell.instance()
-    defaults._reset()
+    session.close_session()
     jupyter_sandbox.load_ipython_extension(shell)
     with capture_output() as added:  # the words after -- are the command's, -u included
         shell.run_line_magic("sandbox", f"mcp add shelf --approval all -- {sys.executable} -u {SERVER} shelf")
@@ -424,7 +424,7 @@ def test_the_magic_adds_a_server_and_lists_its_tools_with_their_approval(tmp_pat
     text = listed.stdout + "".join(o.data.get("text/plain", "") for o in listed.outputs)
     assert "shelf.read_file" in text and "approval: yes" in text
     sb.close()
-    defaults._reset()
+    session.close_session()
 
 
 def test_a_run_parked_under_the_mcp_server_wakes_by_itself_and_every_tool_says_its_status_alike(tmp_path):

@@ -364,15 +364,15 @@ def test_an_unreachable_database_is_a_store_error_that_hides_the_password():
 
 
 def test_the_notebook_store_comes_from_JUPYTER_SANDBOX_STORE(postgres_url, monkeypatch):
-    from jupyter_sandbox.notebook import defaults as notebook
+    from jupyter_sandbox import notebook
     from jupyter_sandbox.stores.postgres import PostgresStore
 
     monkeypatch.setenv("JUPYTER_SANDBOX_STORE", postgres_url)
-    notebook._reset()
+    notebook.close_session()
     try:
         assert isinstance(notebook.default_sandbox().store, PostgresStore)
     finally:
-        notebook._reset()
+        notebook.close_session()
 
 
 def test_the_change_counter_grows_with_every_change_from_any_connection(store_url):

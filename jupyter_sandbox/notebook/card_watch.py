@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -87,14 +86,31 @@ class Watch:
         self._lock = threading.Lock()
         self._poller: threading.Thread | None = None
         self._listeners: dict[Any, _Listener] = {}  # Sandbox -> the listener of its store
+        self._stopping = threading.Event()
 
     def start(self) -> None:
         """Make sure the poller runs, and a listener for every watched store that can listen."""
         with self._lock:
+            if self._stopping.is_set():
+                return
             if self._poller is None or not self._poller.is_alive():
                 self._poller = threading.Thread(target=self._poll, name="jupyter-sandbox-cards", daemon=True)
                 self._poller.start()
         self._listen_all()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """End the poller and every listener (each closes its connection); ``start()`` does nothing after."""
+        self._stopping.set()
+        with self._lock:
+            threads: list[threading.Thread] = [*self._listeners.values()]
+            if self._poller is not None:
+                threads.append(self._poller)
+        for listener in threads:
+            if isinstance(listener, _Listener):
+                listener.stop()
+        for thread in threads:
+            if thread is not threading.current_thread():
+                thread.join(timeout)  # bounds a hang only: each notices within LISTEN_SECONDS or POLL_SECONDS
 
     def listening(self, sb: Any) -> bool:
         """Whether a listener hears ``sb``'s store now (so its changes need no poll)."""
@@ -108,13 +124,15 @@ class Watch:
     def _listen_all(self) -> None:
         heard = {sb for sb in self.watched() if sb.announces_changes}
         with self._lock:
+            if self._stopping.is_set():
+                return
             for sb in heard - set(self._listeners):
                 self._listeners[sb] = listener = _Listener(self, sb)
                 listener.start()
 
     def _keeps(self, listener: _Listener) -> bool:
         """Whether ``listener`` is still wanted (its store open and shown); if not, it is forgotten."""
-        wanted = not listener.stopping.is_set() and listener.sb.announces_changes
+        wanted = not listener.stopping.is_set() and not self._stopping.is_set() and listener.sb.announces_changes
         if wanted and listener.sb in self.watched():
             return True
         self._forget(listener)
@@ -154,8 +172,7 @@ class Watch:
     def _poll(self) -> None:
         counters: dict[Any, int] = {}
         signatures: dict[tuple[Any, str], tuple[Any, ...]] = {}
-        while True:
-            time.sleep(POLL_SECONDS)
+        while not self._stopping.wait(POLL_SECONDS):
             try:
                 self._listen_all()  # a listener that ended while its store was briefly unwatched comes back
                 self.poll_once(counters, signatures, skip=self.listening)

@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +37,7 @@ from ..errors import Interrupt, InvalidEdit, RunParked, SandboxError, SandboxInt
 from ..stores.urls import masked, secrets_of
 from .card_doc import CARD_MIME, card_document, full_rows
 from .card_html import card_html
-from .card_watch import Watch
+from .session import current
 
 __all__ = ["COMM_TARGET", "RunCard", "answer_for", "cards", "publish", "register_comm_target"]
 
@@ -46,19 +45,16 @@ COMM_TARGET = "jupyter_sandbox.card"
 READY_TARGET = "jupyter_sandbox.ready"  # the front end's: %load_ext announces itself there
 PUSH_SECONDS = 0.25  # live updates while a run goes: at most 4 a second, each a full read of the store
 REDRAW_SHARE = 0.1  # and spaced so that redrawing takes at most this share of the time (a long journal's read)
-_lock = threading.RLock()
-_CARDS: deque[RunCard] = deque(maxlen=500)
-_LINKS: dict[str, list[_Link]] = {}  # run id -> comms of renderers showing it
-_STYLED: dict[str, str] = {}  # "cell": the notebook cell whose card carries the cards' one <style> (see styles_here)
 
 
 def cards(run_id: str | None = None, sb: SandboxLike | None = None) -> list[RunCard]:
     """This kernel's cards, newest last; of one run only if ``run_id`` is given, in ``sb``'s store only if
     ``sb`` is given (a run imported into another store has the same id: it is another run)."""
-    with _lock:
+    session = current()
+    with session.lock:
         return [
             c
-            for c in _CARDS
+            for c in session.cards
             if (run_id is None or c.run_id == run_id or run_id in c.chain) and (sb is None or same_store(c.sb, sb))
         ]
 
@@ -78,8 +74,11 @@ def styles_here(ip: Any = None) -> bool:
         cell = None
     if not isinstance(cell, str) or not cell:
         return True
-    with _lock:
-        return _STYLED.setdefault("cell", cell) == cell
+    session = current()
+    with session.lock:
+        if session.styled_cell is None:
+            session.styled_cell = cell
+        return session.styled_cell == cell
 
 
 def _shell() -> Any:
@@ -149,12 +148,12 @@ class RunCard:
         self._redraw_cost = 0.0  # how long the last live redraw took
         self._poked_at = 0.0  # when the waiting live redraw was asked for
         self._drawn_at = 0.0  # when the last redraw began
-        self._timer: threading.Timer | None = None
         self.progress: dict[str, Any] | None = None  # the merged ctx.progress patches of its run in this kernel
         self.steps: dict[Any, str] = {}  # the ctx.step calls its run has open now, as the engine tells them
         self._drawing = threading.Lock()  # one redraw at a time, so the newest document is the one left drawn
-        with _lock:
-            _CARDS.append(self)
+        self.session = current()  # whose registry keeps it, and whose thread makes its live redraws
+        with self.session.lock:
+            self.session.cards.append(self)
 
     # -- what it shows ----------------------------------------------------------------
 
@@ -243,28 +242,24 @@ class RunCard:
             self.store_output(self.sb.run(last, journal=False).output)
 
     def poke(self) -> None:
-        """A live change: redraw soon, on a timer thread (never on the engine's: it must run on). Redraws are
-        ``PUSH_SECONDS`` apart or more: as far apart as keeps their share of the time under ``REDRAW_SHARE``."""
-        with _lock:
-            if self._timer is not None:
+        """A live change: redraw soon, on the session's redraw thread (never on the engine's: it must run on).
+        Redraws are ``PUSH_SECONDS`` apart or more: as far apart as keeps their share of the time under
+        ``REDRAW_SHARE``."""
+        redraws = self.session.redraws
+        with self.session.lock:
+            if redraws.queued(self):
                 return
-            self._poked_at = time.monotonic()
+            self._poked_at = now = time.monotonic()
             spacing = max(PUSH_SECONDS, self._redraw_cost / REDRAW_SHARE)
-            wait = max(self._push_at + spacing - time.monotonic(), 0.05)
-            self._timer = threading.Timer(wait, self._flush)
-            self._timer.daemon = True
-            self._timer.start()
+            redraws.at(self, now + max(self._push_at + spacing - now, 0.05))
 
     def unpoke(self) -> None:
         """Drop a live redraw still waiting: a full one is about to be made."""
-        with _lock:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
+        self.session.redraws.drop(self)
 
     def _flush(self) -> None:
-        with _lock:
-            self._timer, poked = None, self._poked_at
+        with self.session.lock:
+            poked = self._poked_at
         started = time.monotonic()
         try:
             self.refresh(since=poked)
@@ -473,14 +468,16 @@ class _Link:
 
 
 def _links(run_id: str | None, sb: SandboxLike | None = None) -> list[_Link]:
-    with _lock:
-        return [link for link in _LINKS.get(run_id or "", []) if sb is None or same_store(link.sb, sb)]
+    session = current()
+    with session.lock:
+        return [link for link in session.links.get(run_id or "", []) if sb is None or same_store(link.sb, sb)]
 
 
 def _drop(link: _Link) -> None:
-    with _lock:
-        if link in _LINKS.get(link.run_id, []):
-            _LINKS[link.run_id].remove(link)
+    session = current()
+    with session.lock:
+        if link in session.links.get(link.run_id, []):
+            session.links[link.run_id].remove(link)
 
 
 def _open(comm: Any, msg: dict[str, Any]) -> None:
@@ -493,8 +490,9 @@ def _open(comm: Any, msg: dict[str, Any]) -> None:
         store = None  # the default store (its URL may hold a password the card does not)
     text = lambda key: str(data[key]) if isinstance(data.get(key), str) else None  # noqa: E731
     link = _Link(comm, sandbox_for(store), run_id, text("title"), text("out_var"))
-    with _lock:
-        _LINKS.setdefault(run_id, []).append(link)
+    session = current()
+    with session.lock:
+        session.links.setdefault(run_id, []).append(link)
     comm.on_msg(link.on_msg)
     comm.on_close(lambda _msg: _drop(link))
     link.refresh()
@@ -525,25 +523,10 @@ def _announce() -> None:
 # -- changes made elsewhere: card_watch.py listens (PostgreSQL) and polls --------------------------
 
 
-def _watched() -> dict[Any, list[tuple[str, list[RunCard], list[_Link]]]]:
-    by_store: dict[Any, dict[str, tuple[list[RunCard], list[_Link]]]] = {}
-    with _lock:
-        for card in _CARDS:
-            if card.run_id:
-                by_store.setdefault(card.sb, {}).setdefault(card.run_id, ([], []))[0].append(card)
-        for run_id, links in _LINKS.items():
-            for link in links:
-                by_store.setdefault(link.sb, {}).setdefault(run_id, ([], []))[1].append(link)
-    return {sb: [(rid, c, li) for rid, (c, li) in runs.items()] for sb, runs in by_store.items()}
-
-
-_WATCH = Watch(_watched)
-
-
 def poll_once(counters: dict[Any, int], signatures: dict[tuple[Any, str], tuple]) -> None:
     """One look at each watched store: redraw the runs whose rows changed since the last look."""
-    _WATCH.poll_once(counters, signatures)
+    current().watch.poll_once(counters, signatures)
 
 
 def _watch() -> None:
-    _WATCH.start()
+    current().watch.start()

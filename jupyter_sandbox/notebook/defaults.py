@@ -13,19 +13,18 @@ variable) moves it; ``":memory:"`` keeps runs in memory; a ``postgresql://``
 URL shares one database with every kernel and worker that has it.
 
 Everything registered here is remembered and applied to every store's
-Sandbox (``%%sandbox --store OTHER`` sees the same actions).
+Sandbox (``%%sandbox --store OTHER`` sees the same actions). The notebook
+session (session.py) keeps it all: these functions act on the open one.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import threading
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from ..sandbox import Sandbox
+from .session import DEFAULT_STORE, configured_store, current
 
 __all__ = [
     "DEFAULT_STORE",
@@ -38,71 +37,34 @@ __all__ = [
     "set_default_store",
 ]
 
-DEFAULT_STORE = ".sandbox/runs.sqlite"
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")  # a database URL: not a path under the notebook's folder
-
-
-def configured_store() -> str:
-    """``JUPYTER_SANDBOX_STORE`` if set (a path or a URL), else ``.sandbox/runs.sqlite``."""
-    return os.environ.get("JUPYTER_SANDBOX_STORE") or DEFAULT_STORE
-
-
-_default_store: str = configured_store()
-_sandboxes: dict[str, Sandbox] = {}
-# (kind, fn, options): replayed onto every Sandbox, so each store sees the same actions.
-_registered: list[tuple[str, Callable[..., Any], dict[str, Any]]] = []
-_from_namespace: dict[str, Callable[..., Any]] = {}  # name -> the namespace function it was registered from
-_lock = threading.RLock()
-
-
-def _resolve(store: str | os.PathLike[str] | None) -> str:
-    store = os.fspath(store) if store is not None else _default_store
-    if store == ":memory:" or _URL.match(store):
-        return store
-    path = Path(store).expanduser()
-    if not path.is_absolute():  # relative to the kernel's cwd, i.e. beside the notebook
-        path = Path.cwd() / path
-    return str(path)
-
 
 def sandbox_for(store: str | os.PathLike[str] | None = None) -> Sandbox:
     """The Sandbox of a store file (the default store when ``None``), created on first use."""
-    key = _resolve(store)
-    with _lock:
-        sb = _sandboxes.get(key)
-        if sb is None:
-            if key != ":memory:" and not _URL.match(key):
-                Path(key).parent.mkdir(parents=True, exist_ok=True)
-            sb = _sandboxes[key] = Sandbox(key)
-            for kind, fn, options in _registered:
-                _apply(sb, kind, fn, options)
-        return sb
+    return current().sandbox_for(store)
 
 
 def default_sandbox() -> Sandbox:
     """The notebook's Sandbox: store ``.sandbox/runs.sqlite`` beside the notebook unless configured."""
-    return sandbox_for(None)
+    return current().default_sandbox()
 
 
 def set_default_store(store: str | os.PathLike[str]) -> None:
     """Point :func:`default_sandbox` at another store file (``":memory:"`` allowed)."""
-    global _default_store
-    _default_store = os.fspath(store)
-
-
-def _apply(sb: Sandbox, kind: str, fn: Callable[..., Any], options: dict[str, Any]) -> None:
-    getattr(sb, kind)(fn, **options)
+    current().default_store = os.fspath(store)
 
 
 def _register(kind: str, fn: Callable[..., Any], options: dict[str, Any]) -> Callable[..., Any]:
-    with _lock:
-        default_sandbox()  # exists before the append, so it is not replayed this registration twice
-        for sb in _sandboxes.values():  # the default first: an invalid name raises before anything is kept
-            _apply(sb, kind, fn, options)
+    session = current()
+    with session.lock:
+        session.default_sandbox()  # exists before the append, so it is not replayed this registration twice
+        for sb in session.sandboxes.values():  # the default first: an invalid name raises before anything is kept
+            getattr(sb, kind)(fn, **options)
         name = options.get("name") or fn.__name__
         # A later registration under the same name replaces the earlier one for future stores too.
-        _registered[:] = [r for r in _registered if not (r[0] == kind and (r[2].get("name") or r[1].__name__) == name)]
-        _registered.append((kind, fn, options))
+        session.registered[:] = [
+            r for r in session.registered if not (r[0] == kind and (r[2].get("name") or r[1].__name__) == name)
+        ]
+        session.registered.append((kind, fn, options))
     return fn
 
 
@@ -146,28 +108,18 @@ def from_namespace(names: Iterable[str], namespace: Mapping[str, Any], sb: Sandb
     defines it was edited and re-run). Raises ``KeyError`` naming what is
     neither registered nor a function in the namespace.
     """
-    sb = sb or default_sandbox()
+    session = current()
+    sb = sb or session.default_sandbox()
+    came_from = session.from_namespace
     names = [n for n in names if n]
     for name in names:
         fn = namespace.get(name)
         known = name in sb.actions
-        if known and (name not in _from_namespace or fn is _from_namespace[name] or not callable(fn)):
+        if known and (name not in came_from or fn is came_from[name] or not callable(fn)):
             continue
         if not callable(fn):
             what = "not defined" if fn is None else f"a {type(fn).__name__}, not a function"
             raise KeyError(f"--actions: {name!r} is not a registered action and is {what} in the namespace")
         _register("action", fn, {"name": name})
-        _from_namespace[name] = fn
+        came_from[name] = fn
     return names
-
-
-def _reset() -> None:
-    """Close every Sandbox and forget registrations (for tests)."""
-    global _default_store
-    with _lock:
-        for sb in _sandboxes.values():
-            sb.close()
-        _sandboxes.clear()
-        _registered.clear()
-        _from_namespace.clear()
-        _default_store = configured_store()

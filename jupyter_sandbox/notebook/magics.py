@@ -22,8 +22,9 @@ from ..sandbox import Sandbox
 from . import commands, tool_card
 from .cards import publish, register_comm_target
 from .defaults import configured_store, from_namespace, sandbox_for, set_default_store
+from .session import close_session, current
 
-__all__ = ["SandboxMagics", "load_ipython_extension"]
+__all__ = ["SandboxMagics", "load_ipython_extension", "unload_ipython_extension"]
 
 _MIB = 1024 * 1024
 
@@ -177,7 +178,9 @@ class SandboxMagics(Magics, Configurable):
 
 
 def load_ipython_extension(ip: Any) -> SandboxMagics:
-    """Register the magics (with the shell's config) and start the default store's scheduler."""
+    """Open the notebook session (or adopt the one ``@jupyter_sandbox.action`` opened before), register the
+    magics (with the shell's config) and start the default store's scheduler."""
+    current()
     magics = SandboxMagics(shell=ip, config=ip.config)
     ip.register_magics(magics)
     if magics not in ip.configurables:
@@ -187,3 +190,10 @@ def load_ipython_extension(ip: Any) -> SandboxMagics:
     register_comm_target(ip)  # the cards already in the notebook become live again
     tool_card.register(ip)  # an agent tool's result displays as its run's card
     return magics
+
+
+def unload_ipython_extension(ip: Any) -> None:
+    """``%unload_ext jupyter_sandbox``: close the notebook session (its Sandboxes, schedulers and threads;
+    what it registered is forgotten) and take the magics' settings out of ``%config``."""
+    close_session()
+    ip.configurables[:] = [c for c in ip.configurables if not isinstance(c, SandboxMagics)]
