@@ -215,6 +215,20 @@ class JupyterLab:
             time.sleep(0.2)
         raise RuntimeError(f"jupyter lab did not answer on {self.url}/api in {timeout} s:\n{self.log_tail()}")
 
+    def disable_extension(self, name: str) -> None:
+        """``jupyter labextension disable`` in this server's own config folder (``--level=user``: its
+        JUPYTER_CONFIG_DIR), never the environment's; the next page load leaves the extension out."""
+        self._prepare()
+        done = subprocess.run(
+            [sys.executable, "-m", "jupyter", "labextension", "disable", "--level=user", name],
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"could not disable {name}: {done.stdout}{done.stderr}")
+
     def get_json(self, path: str):
         with urllib.request.urlopen(f"{self.url}{path}", timeout=10) as r:
             return json.load(r)
@@ -267,6 +281,17 @@ class JupyterLab:
         if group_left and not left:
             left[pid] = f"process group {pid} still has members"
         return left
+
+
+def light_and_dark(page: Any, target: Any, light: Path, dark: Path) -> None:
+    """Screenshots of ``target`` (a locator) in JupyterLab's light theme, then its dark one; light again after."""
+    target.screenshot(path=str(light))
+    for theme, is_light, path in (("JupyterLab Dark", "false", dark), ("JupyterLab Light", "true", None)):
+        page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: {theme!r}}})")
+        page.wait_for_function(f"() => document.body.dataset.jpThemeLight === {is_light!r}")
+        if path is not None:
+            time.sleep(0.5)  # the theme's CSS applied to the whole output
+            target.screenshot(path=str(path))
 
 
 def shut_down(lab: JupyterLab, baseline: set[int], browser: Any, pw: Any, ours: dict[int, int]) -> dict[int, str]:

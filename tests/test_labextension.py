@@ -40,14 +40,15 @@ def test_committed_bundle_was_built_from_the_current_sources():
     )
 
 
-def test_sources_hash_covers_the_shared_timeline_renderer():
+def test_sources_hash_covers_the_shared_card_renderer():
     names = {p.relative_to(ROOT).as_posix() for p in _sources_hash_module().source_files()}
     assert {
         "jupyter_sandbox/notebook/widgets/static/timeline.js",
         "jupyter_sandbox/notebook/widgets/static/timeline.css",
+        "jupyter_sandbox/notebook/widgets/static/card.js",
         "labextension/package.json",
         "labextension/src/index.js",
-        "labextension/src/mime.js",
+        "labextension/src/card.js",
     } <= names
 
 
@@ -55,9 +56,9 @@ def test_built_package_is_named_jupyter_sandbox():
     assert _built_package()["name"] == "jupyter-sandbox"
 
 
-def test_built_package_declares_the_plugin_and_the_mime_renderer():
+def test_built_package_declares_the_plugins_and_no_bare_mime_renderer():
     build = _built_package()["jupyterlab"]["_build"]
-    assert (build["extension"], build["mimeExtension"]) == ("./extension", "./mimeExtension")
+    assert build["extension"] == "./extension" and "mimeExtension" not in build
 
 
 def test_built_package_entry_point_exists():
@@ -66,8 +67,9 @@ def test_built_package_entry_point_exists():
 
 def test_bundle_contains_the_shared_renderer_and_not_jupyterlab_itself():
     bundle = "".join(p.read_text(encoding="utf-8") for p in (BUILT / "static").glob("*.js"))
-    assert "application/vnd.jupyter-sandbox.timeline+json" in bundle
-    assert "jsbx-timeline" in bundle
+    assert "application/vnd.jupyter-sandbox.run+json" in bundle
+    assert "jsbx-card" in bundle
+    assert "application/vnd.jupyter-sandbox.timeline+json" not in bundle  # a renderer nothing emitted
     # JupyterLab's packages come from the running Lab, not from our bundle.
     assert sum(p.stat().st_size for p in (BUILT / "static").glob("*.js")) < 200_000
 

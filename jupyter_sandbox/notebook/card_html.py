@@ -4,7 +4,8 @@ The ES modules ``timeline.js`` and ``card.js`` are loaded into one QuickJS
 context as a script: their ``import`` lines are dropped and ``export`` is cut
 from their declarations (they share one scope then). So the saved
 ``text/html`` of a card (nbconvert, GitHub, a page without the extension) is
-exactly what the live view draws, from one implementation.
+exactly what the live view draws, from one implementation. ``es_module`` joins
+them the same way into the one ES module the widget view (card_widget.py) loads.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 import quickjs
 
-__all__ = ["card_html", "mismatch_html", "style"]
+__all__ = ["card_html", "es_module", "mismatch_html", "style"]
 
 _STATIC = Path(__file__).parent / "widgets" / "static"
 _lock = threading.Lock()
@@ -29,9 +30,21 @@ def _module(name: str, text: str) -> str:
     """An ES module as a function that returns its exports (its imports read from ``__modules``)."""
     names = re.findall(r"^export (?:async )?(?:function\*?|const|let|class) (\w+)", text, flags=re.M)
     text = re.sub(r"^import \{([^}]*)\} from '([^']+)';\s*$", r"const {\1} = __modules['\2'];", text, flags=re.M)
-    text = re.sub(r"^export default ", "const __default_export = ", text, flags=re.M)
+    if re.search(r"^export default ", text, flags=re.M):
+        text = re.sub(r"^export default ", "const __default_export = ", text, flags=re.M)
+        names.append("default: __default_export")
     text = re.sub(r"^export ", "", text, flags=re.M)
     return f"__modules['./{name}'] = (function () {{\n{text}\nreturn {{{', '.join(names)}}};\n}})();\n"
+
+
+CARD_MODULES = ("timeline.js", "card.js")  # in the order they import each other
+
+
+def es_module(entry: str) -> str:
+    """The card's modules and ``entry`` (a file beside them importing them) as one ES module whose default
+    export is ``entry``'s: what anywidget loads, as it resolves no relative import."""
+    code = "".join(_module(name, (_STATIC / name).read_text()) for name in (*CARD_MODULES, entry))
+    return f"const __modules = {{}};\n{code}export default __modules['./{entry}'].default;\n"
 
 
 def _render() -> Any:
@@ -39,7 +52,7 @@ def _render() -> Any:
     if _context is None:
         ctx = quickjs.Context()
         ctx.set_memory_limit(256 * 1024 * 1024)
-        code = "".join(_module(name, (_STATIC / name).read_text()) for name in ("timeline.js", "card.js"))
+        code = "".join(_module(name, (_STATIC / name).read_text()) for name in CARD_MODULES)
         ctx.eval(
             "globalThis.__modules = {};\n"
             + code

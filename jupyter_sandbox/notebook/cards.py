@@ -16,8 +16,13 @@ once on a store that announces changes (PostgreSQL's NOTIFY), else polled
 twice a second (card_watch.py). A click arrives as ``{type: "answer",
 interrupt_id, choice, reason?, edited?}``; the kernel resumes the run with
 exactly that answer only if the interrupt is still open in the store,
-otherwise it just refreshes. ``-o VAR`` is filled when the run completes,
-whichever way it completed.
+otherwise it just refreshes (and says so). ``-o VAR`` is filled when the run
+completes, whichever way it completed.
+
+Frontends without the extension: while its run waits for an answer, the
+bundle also carries an ipywidgets view of the card (card_widget.py), drawn by
+the same renderer; its clicks take the same path as the comm's (``click``:
+the same addressing, ``channel="card"``, the same approvers and identity).
 """
 
 from __future__ import annotations
@@ -39,12 +44,13 @@ from .card_doc import CARD_MIME, card_document, full_rows
 from .card_html import card_html
 from .session import current
 
-__all__ = ["COMM_TARGET", "RunCard", "answer_for", "cards", "publish", "register_comm_target"]
+__all__ = ["COMM_TARGET", "RunCard", "answer_for", "cards", "click", "publish", "register_comm_target"]
 
 COMM_TARGET = "jupyter_sandbox.card"
 READY_TARGET = "jupyter_sandbox.ready"  # the front end's: %load_ext announces itself there
 PUSH_SECONDS = 0.25  # live updates while a run goes: at most 4 a second, each a full read of the store
 REDRAW_SHARE = 0.1  # and spaced so that redrawing takes at most this share of the time (a long journal's read)
+_ENDED = ("completed", "failed", "cancelled", "rolled_back", "missing")  # a card's widget view closes then
 
 
 def cards(run_id: str | None = None, sb: SandboxLike | None = None) -> list[RunCard]:
@@ -151,6 +157,8 @@ class RunCard:
         self.progress: dict[str, Any] | None = None  # the merged ctx.progress patches of its run in this kernel
         self.steps: dict[Any, str] = {}  # the ctx.step calls its run has open now, as the engine tells them
         self._drawing = threading.Lock()  # one redraw at a time, so the newest document is the one left drawn
+        self.view: Any = None  # its CardView, while its run waits for an answer in a kernel with widgets
+        self.notice: str | None = None  # why the view's last click did not go through
         self.session = current()  # whose registry keeps it, and whose thread makes its live redraws
         with self.session.lock:
             self.session.cards.append(self)
@@ -198,7 +206,10 @@ class RunCard:
             plain += " · waiting for " + ", ".join(p["name"] for p in doc["pending"])
         if doc.get("status") == "running":
             return {CARD_MIME: doc, "text/plain": plain}
-        return {CARD_MIME: doc, "text/html": card_html(doc, self.styled), "text/plain": plain}
+        out = {CARD_MIME: doc, "text/html": card_html(doc, self.styled), "text/plain": plain}
+        if self.view is not None and doc.get("pending"):
+            out.update(self.view.entry())
+        return out
 
     def _repr_mimebundle_(self, **_: Any) -> dict[str, Any]:
         return self.bundle()
@@ -206,6 +217,7 @@ class RunCard:
     def show(self) -> RunCard:
         self.styled = styles_here()
         self.doc = self.document()
+        self._show_in_view(self.doc)
         self.handle = display(self.bundle(self.doc), raw=True, display_id=True)
         if self.run_id:
             _watch()
@@ -226,11 +238,35 @@ class RunCard:
             doc = self.document()
             self._fill(doc)  # -o first: whoever sees the card completed (a cell reading .doc) finds the output set
             self.doc = doc
+            self._show_in_view(doc)
             if self.handle is not None:
                 self.handle.update(self.bundle(doc), raw=True)
+            if self.view is not None and doc.get("status") in _ENDED:  # nothing left to click, nor to redraw
+                self.view.close()
+                self.view = None
         for link in _links(self.run_id, self.sb):
             link.send(doc)
         return doc
+
+    def _show_in_view(self, doc: dict[str, Any]) -> None:
+        """Give the widget view ``doc``; make the view when the run first waits for an answer."""
+        if self.view is None and doc.get("pending") and widgets_available():
+            from .card_widget import CardView  # ipywidgets only where a kernel can show it
+
+            self.view = CardView(receive=self._receive)
+        if self.view is not None:
+            self.view.show({**doc, "notice": self.notice} if self.notice else doc)
+
+    def _receive(self, data: dict[str, Any]) -> None:
+        """A message from the widget view: what the extension's comm would carry."""
+        if data.get("type") == "journal":
+            if self.view is not None:
+                self.view.send({"type": "journal", "rows": full_rows(self.sb, self.run_id or "")})
+            return
+        self.notice = None
+        self.notice = click(self.sb, self.run_id or "", data)
+        if self.notice:
+            self.refresh()
 
     def _fill(self, doc: dict[str, Any]) -> None:
         if self.store_output is None or doc.get("status") != "completed":
@@ -362,6 +398,52 @@ def resume_run(sb: SandboxLike, run_id: str) -> Any:
     return outcome
 
 
+def widgets_available() -> bool:
+    """Whether this process runs in a kernel, whose front end may draw ipywidgets."""
+    from IPython import get_ipython
+
+    return getattr(get_ipython(), "kernel", None) is not None
+
+
+def click(sb: SandboxLike, run_id: str, data: dict[str, Any]) -> str | None:
+    """Do what a card's click asks: ``{type: "answer", interrupt_id, choice, reason?, edited?}``,
+    ``{type: "resume"}`` or ``{type: "rollback"}``, from the extension's comm or the widget view alike.
+    Return why it did not go through (the card shows it until the next click), or None. A click on an
+    interrupt that is no longer open (answered meanwhile: another view, another kernel, a cell) answers
+    nothing and says so."""
+    kind = data.get("type")
+    outcome: Any = None
+    if kind == "answer":
+        choice = data.get("choice", "approve")
+        value = data.get("edited") if choice == "edit" else data.get("reason")
+        interrupt_id = data.get("interrupt_id")
+        if interrupt_id is not None and not isinstance(interrupt_id, str):
+            return f"no interrupt has the id {interrupt_id!r:.60}: nothing was answered"
+        outcome = answer_run(sb, run_id, interrupt_id, choice, value)
+        if outcome is None:
+            return _not_open(sb, run_id, interrupt_id)
+    elif kind == "resume":  # the card's Resume button (a cancelled run)
+        outcome = resume_run(sb, run_id)
+    elif kind == "rollback":  # the card's Roll back button (a failed, rejected or cancelled run)
+        try:
+            sb.rollback(run_id, channel="card")
+        except SandboxError as exc:
+            outcome = exc
+    if isinstance(outcome, Exception) and not isinstance(outcome, (SandboxInterrupt, RunParked)):
+        return f"{type(outcome).__name__}: {outcome}"[:2000]
+    return None
+
+
+def _not_open(sb: SandboxLike, run_id: str, interrupt_id: Any) -> str:
+    doc = card_document(sb, run_id)
+    done = next((a for a in doc.get("answered") or [] if a.get("id") == interrupt_id), None)
+    if done is None:
+        return f"interrupt {interrupt_id} is not open (the run is {doc.get('status')}): nothing was answered"
+    how = "approved" if done.get("approved") else "rejected"
+    who = "".join(f" {w} {done[k]}" for w, k in (("by", "by"), ("via", "via")) if done.get(k))
+    return f"interrupt {interrupt_id} was already {how}{who}: this answer was not given"
+
+
 def answer_run(sb: SandboxLike, run_id: str, interrupt_id: str | None, choice: str, value: Any = None) -> Any:
     """Resume ``run_id`` with one answer if that interrupt is still open, else refresh its cards; its outcome."""
     doc = card_document(sb, run_id)
@@ -437,29 +519,12 @@ class _Link:
         self.chain = doc.get("chain") or [self.run_id]
         self.send(doc)
 
-    def _clicked(self, outcome: Any) -> None:
-        """Redraw after a click's resume; one that failed says why in the card, until the next click."""
-        if isinstance(outcome, Exception) and not isinstance(outcome, (SandboxInterrupt, RunParked)):
-            self.notice = f"{type(outcome).__name__}: {outcome}"[:2000]
-        self.refresh()
-
     def on_msg(self, msg: dict[str, Any]) -> None:
         data = (msg.get("content") or {}).get("data") or {}
         kind = data.get("type")
-        if kind == "answer":
-            choice = data.get("choice", "approve")
-            value = data.get("edited") if choice == "edit" else data.get("reason")
+        if kind in ("answer", "resume", "rollback"):
             self.notice = None
-            self._clicked(answer_run(self.sb, self.run_id, data.get("interrupt_id"), choice, value))
-        elif kind == "resume":  # the card's Resume button (a cancelled run)
-            self.notice = None
-            self._clicked(resume_run(self.sb, self.run_id))
-        elif kind == "rollback":  # the card's Roll back button (a failed, rejected or cancelled run)
-            self.notice = None
-            try:
-                self.sb.rollback(self.run_id, channel="card")
-            except SandboxError as exc:
-                self.notice = f"{type(exc).__name__}: {exc}"[:2000]
+            self.notice = click(self.sb, self.run_id, data)
             self.refresh()
         elif kind == "journal":
             self.comm.send({"type": "journal", "rows": full_rows(self.sb, self.run_id)})

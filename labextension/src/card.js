@@ -28,6 +28,7 @@ import { CARD_MIME, NOT_LOADED, mountCard } from '../../jupyter_sandbox/notebook
 
 const TARGET = 'jupyter_sandbox.card';
 const READY = 'jupyter_sandbox.ready';
+const CARD_RANK = -20; // see activate
 
 /** Every card renderer alive, so a kernel's `%load_ext` announcement reaches those it refused. */
 const renderers = new Set();
@@ -205,8 +206,12 @@ export const cardPlugin = {
     rendermime.addFactory({
       safe: true, // every journal value is escaped; an action's own preview HTML is the only markup
       mimeTypes: [CARD_MIME],
-      defaultRank: 30, // ahead of its text/html fallback
+      // Lower ranks win. A card's bundle also carries an ipywidgets view (for frontends without this
+      // extension), which @jupyter-widgets/jupyterlab-manager registers at -10 in every notebook:
+      // ranked ahead of it (and of text/html at 50), this renderer is the one a trusted output picks.
+      // An untrusted output picks only safe renderers, and the widget view is not one.
+      defaultRank: CARD_RANK,
       createRenderer: () => new CardRenderer(app)
-    }, 30);
+    }, CARD_RANK);
   }
 };

@@ -146,11 +146,17 @@ function inputHtml(input, key) {
   return h`<div class="jsbx-input" data-role="input"><span class="jsbx-meta">input</span><pre>${lines.slice(0, INPUT_LINES).join('\n')}</pre>${rest.length ? h`<details class="jsbx-more" data-key="${key}"><summary>${plural(rest.length, 'more line', 'more lines')}${input.cut ? ` (cut at ${count(input.cut)} chars)` : ''}</summary><pre>${rest.join('\n')}</pre></details>` : ''}</div>`;
 }
 
-/** @param {Record<string, any>} p @param {boolean} live */
-function pendingHtml(p, live) {
+/** How to answer without a live card (a static page, a kernel without the extension). @param {Record<string, any>} p @param {string} run */
+function answerHow(p, run) {
+  const answer = p.approval ? '--answer true' : '--answer JSON';
+  return h`<div class="jsbx-meta jsbx-how" data-role="how">or answer from a cell: <code>%sandbox resume ${run} --id ${p.id} ${answer}</code> (or <code>--reject REASON</code>)</div>`;
+}
+
+/** @param {Record<string, any>} p @param {boolean} live @param {string} [how] the run to name in how to answer otherwise ('': say nothing) */
+function pendingHtml(p, live, how = '') {
   const off = live ? '' : new Safe(' disabled');
   const about = p.tool ? h` <span class="jsbx-meta">MCP tool <code>${p.tool}</code>${p.server ? h` of <code>${p.server}</code>` : ''}${(p.hints ?? []).length ? ` · ${p.hints.join(', ')}` : ''}</span>` : '';
-  return h`<div class="jsbx-pending" data-interrupt="${p.id}"><div><b>${p.name}</b> ${p.approval ? 'needs approval' : 'needs an answer'}${about} <span class="jsbx-meta">interrupt <code>${p.id}</code></span></div>${p.html ? h`<div class="jsbx-preview">${new Safe(String(p.html))}</div>` : ''}${p.input ? inputHtml(p.input, `input-${p.id}`) : value('data', p.data)}<div class="jsbx-buttons"><button class="jsbx-btn jsbx-approve" data-act="approve" type="button"${off}>Approve</button> <button class="jsbx-btn jsbx-reject" data-act="reject" type="button"${off}>Reject</button> <input class="jsbx-reason" data-key="reason-${p.id}" placeholder="reason (optional)"${off}></div><details class="jsbx-edit" data-key="edit-${p.id}"><summary>edit the ${p.approval ? 'input' : 'answer'}</summary><textarea class="jsbx-edited" rows="${editRows(p.edit)}" data-key="edited-${p.id}"${off}>${p.edit}</textarea><button class="jsbx-btn" data-act="edit" type="button"${off}>${p.approval ? 'Edit & approve' : 'Send edited'}</button></details><div class="jsbx-note" data-role="message"></div></div>`;
+  return h`<div class="jsbx-pending" data-interrupt="${p.id}"><div><b>${p.name}</b> ${p.approval ? 'needs approval' : 'needs an answer'}${about} <span class="jsbx-meta">interrupt <code>${p.id}</code></span></div>${p.html ? h`<div class="jsbx-preview">${new Safe(String(p.html))}</div>` : ''}${p.input ? inputHtml(p.input, `input-${p.id}`) : value('data', p.data)}<div class="jsbx-buttons"><button class="jsbx-btn jsbx-approve" data-act="approve" type="button"${off}>Approve</button> <button class="jsbx-btn jsbx-reject" data-act="reject" type="button"${off}>Reject</button> <input class="jsbx-reason" data-key="reason-${p.id}" placeholder="reason (optional)"${off}></div><details class="jsbx-edit" data-key="edit-${p.id}"><summary>edit the ${p.approval ? 'input' : 'answer'}</summary><textarea class="jsbx-edited" rows="${editRows(p.edit)}" data-key="edited-${p.id}"${off}>${p.edit}</textarea><button class="jsbx-btn" data-act="edit" type="button"${off}>${p.approval ? 'Edit & approve' : 'Send edited'}</button></details><div class="jsbx-note" data-role="message"></div>${how ? answerHow(p, how) : ''}</div>`;
 }
 
 /** Who answered, how and when: " by ada via card, 19:03". @param {Record<string, any>} a */
@@ -201,7 +207,7 @@ export function cardHtml(doc, options = {}) {
     status === 'parked' ? h`<div class="jsbx-note">parked: ${d.wake_at ? `wakes at ${new Date(d.wake_at).toISOString()}` : 'waiting for an event'}; the store's scheduler resumes it, in any kernel on this store</div>` : '',
     Array.isArray(d.plan) ? h`<div class="jsbx-plan-box" data-role="plan"><b>Plan</b> <span class="jsbx-meta">${planDone(d.plan)}</span>${new Safe(String(planList(d.plan)))}</div>` : '',
     answered,
-    (d.pending ?? []).map((/** @type {any} */ p) => pendingHtml(p, live)),
+    (d.pending ?? []).map((/** @type {any} */ p) => pendingHtml(p, live, hint ? (d.chain?.length ? d.chain[d.chain.length - 1] : d.run_id) : '')),
     d.console?.length ? h`<details class="jsbx-console" data-key="console" open><summary>console <span class="jsbx-meta">${d.console_total > d.console.length ? `last ${d.console.length} of ${count(d.console_total)} lines` : plural(d.console.length, 'line', 'lines')}</span></summary><pre>${d.console.map((/** @type {any} */ c) => h`<span class="jsbx-c-${c.level}">${c.msg}</span>\n`)}</pre></details>` : '',
     d.rows ? timeline(d, d.rows, Boolean(options.windowed)) : '',
   ];

@@ -1,19 +1,14 @@
 // @ts-check
 /**
- * The run timeline: one renderer shared by the anywidget view (default export)
- * and the JupyterLab MIME renderer (labextension/src/mime.js).
+ * The run timeline: HTML for a timeline document, and the pieces the run card
+ * (card.js) draws with (escaping, durations, excerpts, mismatches, plans, progress).
  *
  * It renders a timeline document (docs/journal.md) to HTML strings built with
  * an escaping template tag, so no journal value can inject markup. The output
  * is split into keyed parts (run header; per attempt: heading, replayed group,
  * live entries). Entries are append-only, so a part whose key is unchanged is
- * unchanged: a live view rebuilds only the part that grew, not the journal.
- *
- * jupyter_sandbox/widgets/timeline_html.py is the static twin (for outputs
- * viewed without JavaScript); both use the classes styled by timeline.css.
+ * unchanged. The classes are styled by timeline.css.
  */
-
-export const TIMELINE_MIME = 'application/vnd.jupyter-sandbox.timeline+json';
 
 /** @typedef {Record<string, any>} Entry  a journal entry (docs/journal.md) */
 /** @typedef {{n: number, source_hash?: string, started?: number, ended?: number, outcome?: string, replayed?: number, first_seq?: number, resumed_from?: string[]}} Attempt */
@@ -21,7 +16,6 @@ export const TIMELINE_MIME = 'application/vnd.jupyter-sandbox.timeline+json';
 /** @typedef {{done?: number, total?: number, percent?: number, message?: string}} Progress */
 /** @typedef {{live?: boolean, progress?: Progress | null}} RenderOptions */
 /** @typedef {{key: string, attempt: number | null, html: () => string}} Part */
-/** @typedef {{doc: TimelineDoc, progress: Progress | null}} ViewState */
 
 // ---------------------------------------------------------------- escaping
 
@@ -426,7 +420,7 @@ export function timelineParts(doc, options = {}) {
 }
 
 /**
- * The whole timeline as one HTML string (what renderTimeline puts in the DOM).
+ * The whole timeline as one HTML string.
  * @param {TimelineDoc} doc @param {RenderOptions} [options]
  */
 export function timelineHtml(doc, options = {}) {
@@ -436,157 +430,3 @@ export function timelineHtml(doc, options = {}) {
 
 /** @param {Part} p */
 const partHtml = (p) => `<div class="jsbx-part"${p.attempt == null ? '' : ` data-attempt="${p.attempt}"`}>${p.html()}</div>`;
-
-// ---------------------------------------------------------------- DOM
-
-/** @type {WeakMap<Element, {root: Element, nodes: Map<string, Element>}>} */
-const mounted = new WeakMap();
-
-/**
- * Render (or update) the timeline of `doc` into `container`. Parts whose key
- * is unchanged keep their DOM (and the open/closed state of their details);
- * a rebuilt part takes over the open state of the one it replaces.
- * @param {TimelineDoc} doc @param {Element} container @param {RenderOptions} [options]
- */
-export function renderTimeline(doc, container, options = {}) {
-  const document = /** @type {Document} */ (container.ownerDocument);
-  let state = mounted.get(container);
-  if (!state) {
-    const root = document.createElement('div');
-    root.className = 'jsbx-host jsbx-timeline';
-    container.appendChild(root);
-    state = { root, nodes: new Map() };
-    mounted.set(container, state);
-  }
-  const { root, nodes } = state;
-  /** @type {Map<string, Element>} */
-  const next = new Map();
-  /** @type {Element[]} */
-  const created = [];
-  /** @type {ChildNode | null} */
-  let prev = null;
-  for (const part of timelineParts(doc, options)) {
-    let node = nodes.get(part.key);
-    if (!node) {
-      const holder = document.createElement('div');
-      holder.innerHTML = partHtml(part);
-      node = /** @type {Element} */ (holder.firstElementChild);
-      created.push(node);
-    }
-    /** @type {ChildNode | null} */
-    const want = prev ? prev.nextSibling : root.firstChild;
-    if (want !== node) root.insertBefore(node, want);
-    next.set(part.key, node);
-    prev = node;
-  }
-  /** @type {Map<string, boolean>} */
-  const open = new Map();
-  for (const [key, node] of nodes) {
-    if (next.has(key)) continue;
-    for (const d of node.querySelectorAll('details[data-key]')) open.set(d.getAttribute('data-key') ?? '', /** @type {HTMLDetailsElement} */ (d).open);
-    node.remove();
-  }
-  for (const node of created) {
-    for (const d of node.querySelectorAll('details[data-key]')) {
-      const was = open.get(d.getAttribute('data-key') ?? '');
-      if (was !== undefined) /** @type {HTMLDetailsElement} */ (d).open = was;
-    }
-  }
-  state.nodes = next;
-}
-
-/** Remove what renderTimeline put in `container`. @param {Element} container */
-export function clearTimeline(container) {
-  mounted.get(container)?.root.remove();
-  mounted.delete(container);
-}
-
-// ---------------------------------------------------------------- widget
-
-/**
- * A view's own copy of a document, safe to update in place.
- * @param {TimelineDoc | null | undefined} doc @returns {ViewState}
- */
-export function viewState(doc) {
-  const d = doc ?? {};
-  return { doc: { ...d, entries: [...(d.entries ?? [])], attempts: [...(d.attempts ?? [])] }, progress: null };
-}
-
-/**
- * Fold one custom message from the kernel into a view state (in place).
- * Messages: {type: "append", entries}, {type: "attempt", attempt},
- * {type: "progress", patch} (null clears the bar), {type: "status", run}.
- * Appended entries at or below the last known seq are ignored, so a message
- * that raced a full `doc` sync is harmless.
- * @param {ViewState} state @param {any} msg @returns {boolean} whether anything changed
- */
-export function applyMessage(state, msg) {
-  const { doc } = state;
-  const entries = /** @type {Entry[]} */ (doc.entries);
-  switch (msg?.type) {
-    case 'append': {
-      let last = entries.length ? entries[entries.length - 1].seq : -1;
-      let changed = false;
-      for (const e of msg.entries ?? []) {
-        if (!(e.seq > last)) continue;
-        entries.push(e);
-        last = e.seq;
-        changed = true;
-      }
-      return changed;
-    }
-    case 'attempt': {
-      const attempts = /** @type {Attempt[]} */ (doc.attempts);
-      const i = attempts.findIndex((a) => a.n === msg.attempt?.n);
-      if (i < 0) attempts.push(msg.attempt);
-      else attempts[i] = { ...attempts[i], ...msg.attempt };
-      return true;
-    }
-    case 'progress':
-      state.progress = msg.patch == null ? null : { ...state.progress, ...msg.patch };
-      return true;
-    case 'status':
-      doc.run = { ...doc.run, ...msg.run };
-      return true;
-    default:
-      return false;
-  }
-}
-
-/** @param {() => void} fn */
-const nextFrame = (fn) => (typeof requestAnimationFrame === 'function' ? requestAnimationFrame(fn) : setTimeout(fn, 16));
-
-export default {
-  /**
-   * anywidget entry point: render the synced `doc`, apply custom messages,
-   * and redraw at most once per animation frame.
-   * @param {{model: any, el: HTMLElement}} ctx
-   */
-  render({ model, el }) {
-    let state = viewState(model.get('doc'));
-    let pending = false;
-    const draw = () => {
-      pending = false;
-      renderTimeline(state.doc, el, { live: true, progress: state.progress });
-    };
-    const schedule = () => {
-      if (!pending) { pending = true; nextFrame(draw); }
-    };
-    const onDoc = () => {
-      // A full document replaces everything the messages built up.
-      const { progress } = state;
-      state = { ...viewState(model.get('doc')), progress };
-      clearTimeline(el);
-      schedule();
-    };
-    /** @param {any} msg */
-    const onMsg = (msg) => { if (applyMessage(state, msg)) schedule(); };
-    model.on('change:doc', onDoc);
-    model.on('msg:custom', onMsg);
-    draw();
-    return () => {
-      model.off('change:doc', onDoc);
-      model.off('msg:custom', onMsg);
-    };
-  },
-};
