@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -77,6 +78,34 @@ def test_the_loop_runs_until_the_last_of_several_sandboxes_closes():
         third = Sandbox()  # a fresh loop for the next one
         assert third.eval("return 3").output == 3
         third.close()
+        """
+    )
+    assert left == []
+
+
+@pytest.mark.slow
+def test_closing_a_sandbox_with_an_mcp_server_leaves_no_thread_and_no_server_process(tmp_path):
+    server = Path(__file__).parent / "mcp_servers" / "files.py"
+    left = threads_left(
+        f"""
+        import os, sys
+        from jupyter_sandbox import Sandbox
+        sb = Sandbox()
+        sb.mcp("files", [sys.executable, {str(server)!r}, "files"], approval=False)
+        target = {str(tmp_path / "a.txt")!r}
+        sb.eval("return await actions.files.write_file({{path: ctx.input, text: 'hi'}})", target)
+        [pid] = sb.mcp_servers["files"]._conn.pids
+        sb.close()
+        import time
+        deadline = time.monotonic() + 60  # bounds a hang only: a killed server is gone at once
+        while True:
+            try:
+                os.waitpid(pid, os.WNOHANG)  # reap it if nothing else has (a zombie still answers kill 0)
+                os.kill(pid, 0)
+            except (ChildProcessError, ProcessLookupError):
+                break
+            assert time.monotonic() < deadline, f"the server {{pid}} outlived close()"
+            time.sleep(0.01)
         """
     )
     assert left == []
