@@ -2,6 +2,8 @@
 
 The handlers (``requests.handle`` for what the script queued, ``calls.outcome_effects`` for a live
 call's outcome) read the attempt's state and return these; only the loop (runner.py) changes the state.
+They are values, never changed once made (not ``frozen``: a live call makes several, and a frozen
+dataclass costs a ``object.__setattr__`` per field to build).
 So a handler is tested by feeding it an item and comparing the effects it returns, with no realm.
 
 Example::
@@ -48,7 +50,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Append:
     """Journal an entry (a note, a clock or random read, an answer, an imported effect)."""
 
@@ -57,7 +59,7 @@ class Append:
     body: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Request:
     """Journal a request (``call``, ``timer``, ``wait``) and keep it as the slot's open request."""
 
@@ -66,7 +68,7 @@ class Request:
     body: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Reopen:
     """Take up the request an earlier attempt left open at this slot (it is not journaled again)."""
 
@@ -74,7 +76,7 @@ class Reopen:
     entry: Entry
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Hold:
     """A determinism check reached a request the recorded run left open too: it stays open."""
 
@@ -82,7 +84,7 @@ class Hold:
     entry: Entry
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Settle:
     """Settle the script's promise at ``slot`` with this JSON (``{"ok": ..., ...}``), in turn."""
 
@@ -90,7 +92,7 @@ class Settle:
     result: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Complete:
     """Journal a completion and settle the slot with what it gives (``journal.settlement``)."""
 
@@ -99,14 +101,14 @@ class Complete:
     body: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Pause:
     """An interrupt: the attempt pauses once what is in flight has finished."""
 
     interrupt: Interrupt
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Timer:
     """Wait for a timer due at ``due`` (epoch ms)."""
 
@@ -114,7 +116,7 @@ class Timer:
     due: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WaitFor:
     """Wait for an event (or its timeout)."""
 
@@ -122,7 +124,7 @@ class WaitFor:
     wait: EventWait
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ParkChild:
     """A child run parked: the parent waits with it (its due, the matches of its event waits)."""
 
@@ -131,7 +133,7 @@ class ParkChild:
     matches: list[Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallAction:
     """Live work: call a registered action (``approval`` as ``answers.answer_for`` read it)."""
 
@@ -141,7 +143,7 @@ class CallAction:
     approval: Decision | bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ChildRun:
     """Live work: run (or resume) a child run at the slot."""
 
@@ -152,7 +154,7 @@ class ChildRun:
     resumed: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FailedCall:
     """Live work that fails at once with ``error`` (a saved script that is gone, an invalid input)."""
 
@@ -162,7 +164,7 @@ class FailedCall:
 Work = CallAction | ChildRun | FailedCall
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Dispatch:
     """Start live work for the call at ``slot``."""
 
@@ -170,7 +172,7 @@ class Dispatch:
     work: Work
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Observe:
     """Tell the observer (``Observer.console``, ...); a broken view never breaks the run."""
 
@@ -178,33 +180,33 @@ class Observe:
     args: tuple[Any, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Progress:
     """Hand a ``ctx.progress`` patch to the observers (never journaled)."""
 
     patch: Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Continue:
     """The script called ``ctx.continueAsNew(state)``."""
 
     state: Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Done:
     """The script settled: ``{"ok": True, "value": ...}`` or ``{"ok": False, "error": ...}``."""
 
     outcome: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ReplaceExecutor:
     """A plain action timed out: its thread cannot be stopped, so the pool is never reused."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Fail:
     """The attempt fails with ``error`` (a mismatch, a damaged row)."""
 
