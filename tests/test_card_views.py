@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from pace import bound
-from test_magic import attach, card, cell, ip, testing_shell  # noqa: F401 (fixtures)
+from test_magic import FakeComm, attach, card, cell, ip, testing_shell  # noqa: F401 (fixtures)
 
 import jupyter_sandbox
 from jupyter_sandbox import ActionInterrupt, Limits, Sandbox
@@ -226,3 +226,14 @@ def test_in_a_notebook_only_the_first_cells_cards_carry_the_css(ip, monkeypatch)
         result, cap = cell(ip, "", "return 1")
         styles.append(all("<style" in o.data.get("text/html", "<style") for o in cap.outputs))
     assert styles == [True, False, True]
+
+
+def test_a_renderer_of_a_cells_card_shows_what_that_card_shows(ip):  # noqa: F811 (the fixture imported above)
+    ip.run_cell("import jupyter_sandbox\n@jupyter_sandbox.action\ndef lookup(key):\n    return {}[key]")
+    cell(ip, "", "return await actions.lookup('nope')")
+    shown = card().doc
+    comm = FakeComm()
+    card_registry._open(comm, {"content": {"data": {"run_id": shown["run_id"], "card": shown["card"]}}})
+    assert comm.docs()[-1]["error_in_cell"] == 1  # the cell shows the error: the renderer does not repeat it
+    other = attach(shown["run_id"])  # a saved card's renderer, no card of this kernel: the card shows the error
+    assert other.docs()[-1]["error_in_cell"] is None

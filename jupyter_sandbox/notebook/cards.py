@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -145,6 +146,7 @@ class RunCard:
         self.store_output, self.out_name = store_output, out_name
         self.handle: Any = None
         self.styled = True  # its text/html carries the cards' CSS (styles_here, decided when shown)
+        self.card_id = uuid.uuid4().hex[:16]  # its renderers name it when they connect: they show what it shows
         self.chain: list[str] = [run_id] if run_id else []
         self.error_in_cell: int | None = None  # the attempt whose error the cell's traceback shows
         self.filled: Any = None  # the (run, updated) whose output -o holds
@@ -187,6 +189,7 @@ class RunCard:
             show_script=self.show_script,
         )
         doc["store"] = mask(doc.get("store") or "")
+        doc["card"] = self.card_id
         self.chain = doc.get("chain") or [self.run_id]
         if not self.timeline:
             doc.pop("rows", None)
@@ -495,8 +498,17 @@ class _Fanout(Observer):
 class _Link:
     """One renderer's comm, showing one run."""
 
-    def __init__(self, comm: Any, sb: SandboxLike, run_id: str, title: str | None = None, out_var: str | None = None):
+    def __init__(
+        self,
+        comm: Any,
+        sb: SandboxLike,
+        run_id: str,
+        title: str | None = None,
+        out_var: str | None = None,
+        card_id: str | None = None,
+    ):
         self.comm, self.sb, self.run_id = comm, sb, run_id
+        self.card_id = card_id  # the RunCard of this kernel whose output it renders, if any (its card_id)
         self.title, self.out_var = title, out_var  # as the saved card showed them
         self.sent = 0
         self.notice: str | None = None  # why this renderer's last click did not resume the run
@@ -514,8 +526,12 @@ class _Link:
             _drop(self)
 
     def refresh(self) -> None:
-        doc = card_document(self.sb, self.run_id, title=self.title, out_var=self.out_var)
-        doc["store"] = mask(doc.get("store") or "")
+        own = next((c for c in cards(self.run_id, self.sb) if c.card_id == self.card_id), None)
+        if own is not None:  # the card it renders: the same document (the cell's error, the script shown or not)
+            doc = own.document()
+        else:
+            doc = card_document(self.sb, self.run_id, title=self.title, out_var=self.out_var)
+            doc["store"] = mask(doc.get("store") or "")
         self.chain = doc.get("chain") or [self.run_id]
         self.send(doc)
 
@@ -554,7 +570,7 @@ def _open(comm: Any, msg: dict[str, Any]) -> None:
     if store and mask(configured_store()) == store:
         store = None  # the default store (its URL may hold a password the card does not)
     text = lambda key: str(data[key]) if isinstance(data.get(key), str) else None  # noqa: E731
-    link = _Link(comm, sandbox_for(store), run_id, text("title"), text("out_var"))
+    link = _Link(comm, sandbox_for(store), run_id, text("title"), text("out_var"), text("card"))
     session = current()
     with session.lock:
         session.links.setdefault(run_id, []).append(link)

@@ -179,7 +179,7 @@ class CardRenderer extends Widget {
       this.showState(NOT_LOADED);
     };
     try {
-      comm.open({ run_id: runId, store: this.doc?.store ?? null, title: this.doc?.title ?? null, out_var: this.doc?.out_var ?? null });
+      comm.open({ run_id: runId, store: this.doc?.store ?? null, title: this.doc?.title ?? null, out_var: this.doc?.out_var ?? null, card: this.doc?.card ?? null });
     } catch {
       this.pending = null;
     }
