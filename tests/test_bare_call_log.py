@@ -6,6 +6,8 @@ log were not journaled in the new run, so resuming that run by its id ran them a
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from jupyter_sandbox import Resume, Sandbox, SandboxInterrupt
@@ -153,3 +155,26 @@ def test_large_values_a_bare_call_log_served_never_cross_back_to_the_host(world,
     assert max(sizes) < len(big)  # what the realm hands back names what it served, not its value
     journaled = world.call_log(info.value.run_id)
     assert [e["response"] for e in journaled[:n]] == [big + str(i) for i in range(n)]
+
+
+def test_a_call_log_of_a_wait_with_a_timeout_resumes_from_the_call_log_alone():
+    # The timeout is part of the wait's content key: a call log that left it out could not be replayed alone
+    from jupyter_sandbox import ActionInterrupt, RunParked
+
+    sb = Sandbox()
+
+    @sb.action
+    def gate(x, resume=None):
+        if resume is None:
+            raise ActionInterrupt(data=x)
+        return [x, resume.value]
+
+    source = "const e = await ctx.waitForEvent({type: 'go'}, {timeout: 60000}); return await actions.gate(e.n)"
+    with pytest.raises(RunParked) as parked:
+        sb.eval(source)
+    with pytest.raises(SandboxInterrupt) as paused:
+        sb.signal(parked.value.run_id, {"type": "go", "n": 7})
+    bare = json.loads(json.dumps(list(paused.value.call_log)))
+    assert bare[0]["timeout"] == 60000
+    assert sb.eval(source, call_log=bare, resume=Resume(position=1, value="yes")).output == [7, "yes"]
+    sb.close()

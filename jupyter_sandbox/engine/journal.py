@@ -172,6 +172,8 @@ def _call_log_entry(state: _Slot, order: int | None) -> dict[str, Any]:
         out = {"type": "sleep", "input": request.body.get("ms"), "response": None}
     elif request is not None and request.kind == "wait":
         out = {"type": "event", "input": detach(request.body.get("match")), "response": detach(done.body.get("event"))}
+        if request.body.get("timeout") is not None:  # part of the wait's content key: a call log alone must carry it
+            out["timeout"] = request.body["timeout"]
     else:  # an action's (or a child run's) call and its result: most of a journal, so scalars skip detach's call
         req, body = request.body if request is not None else {}, done.body
         op, given, value = req.get("op", "call"), req.get("input"), body.get("value")
