@@ -26,14 +26,14 @@ from typing import Any
 from ..agents.facade import SandboxLike
 from ..errors import RunNotFound
 from ..results import status_word
+from .card_answers import answered
+from .card_values import DETAIL, PREVIEW, cut, preview
 
 __all__ = ["CARD_MIME", "MAX_ROWS", "card_document", "full_rows", "next_version", "preview"]
 
 CARD_MIME = "application/vnd.jupyter-sandbox.run+json"
 MAX_ROWS = 300  # rows a card carries: about 40 KB of JSON
 HEAD_ROWS = 40  # of those, from the start; the rest from the end
-PREVIEW = 160  # characters of a value shown in a row
-DETAIL = 2000  # characters of a value behind a row's expander
 CONSOLE_TAIL = 40
 PLAN_ITEMS = 50  # items of a ctx.plan the card lists
 TRACEBACK = 4000  # characters of an action's Python traceback, from its end
@@ -45,34 +45,6 @@ _version = itertools.count(1)
 def next_version() -> int:
     """A number that grows across documents, also across a kernel restart (milliseconds since 1970, then a tick)."""
     return int(time.time() * 1000) * 1000 + next(_version) % 1000
-
-
-def _json(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def preview(value: Any, limit: int = PREVIEW) -> str:
-    """``value`` as JSON, cut to ``limit`` characters (``…`` marks the cut)."""
-    text = _json(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _cut(value: Any) -> dict[str, Any] | None:
-    """A value as a preview and, if longer, an expandable (still bounded) detail."""
-    if value is None:
-        return None
-    text = _json(value)
-    if len(text) <= PREVIEW:
-        return {"p": text}
-    pretty = json.dumps(value, indent=2, ensure_ascii=False, default=str) if len(text) <= DETAIL else text
-    return {
-        "p": text[: PREVIEW - 1] + "…",
-        "d": pretty[:DETAIL] + ("…" if len(pretty) > DETAIL else ""),
-        "n": len(text),
-    }
 
 
 def _error(err: Any) -> dict[str, Any] | None:
@@ -111,7 +83,7 @@ def _rows(doc: dict[str, Any], group: bool) -> list[dict[str, Any]]:
                 "name": e.get("description") or e.get("name"),
                 "op": e.get("op"),
                 "line": e.get("line"),
-                "in": _cut(e.get("input")),
+                "in": cut(e.get("input")),
                 "at": e.get("at"),
             }
             calls[e.get("slot")] = row
@@ -121,9 +93,9 @@ def _rows(doc: dict[str, Any], group: bool) -> list[dict[str, Any]]:
             if kind == "interrupt":
                 row.update(interrupt=e.get("id"), approval=bool(e.get("approval")))
             elif kind == "answer":
-                row["answer"] = _cut(e.get("value"))
+                row["answer"] = cut(e.get("value"))
             else:
-                row.update(ok=e.get("ok", True), out=_cut(e.get("value")), err=_error(e.get("error")), last=e["seq"])
+                row.update(ok=e.get("ok", True), out=cut(e.get("value")), err=_error(e.get("error")), last=e["seq"])
                 call_at, at = row.pop("at", None), e.get("at")
                 if isinstance(call_at, (int, float)) and isinstance(at, (int, float)):
                     resumed = started.get(n)
@@ -166,7 +138,7 @@ def _rows(doc: dict[str, Any], group: bool) -> list[dict[str, Any]]:
                     "k": kind,
                     "seq": e["seq"],
                     "a": n,
-                    "in": _cut({k: v for k, v in e.items() if k not in ("seq", "kind", "attempt", "at", "key")}),
+                    "in": cut({k: v for k, v in e.items() if k not in ("seq", "kind", "attempt", "at", "key")}),
                 }
             )
     for row in rows:
@@ -226,7 +198,7 @@ def _pending(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 "id": item["id"],
                 "name": item.get("name") or "?",
                 "approval": approval,
-                "data": _cut(data),
+                "data": cut(data),
                 "html": data.get("html") if isinstance(data, dict) else None,
                 "edit": json.dumps(editable, indent=2, ensure_ascii=False, default=str)[:INPUT],
             }
@@ -242,83 +214,6 @@ def _pending(doc: dict[str, Any]) -> list[dict[str, Any]]:
                     )
             found.append(shown)
     return found
-
-
-def _answered(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    asked = {e["id"]: e for e in doc.get("entries") or [] if e.get("kind") == "interrupt" and e.get("id")}
-    out = []
-    for e in doc.get("entries") or []:
-        if e.get("kind") == "answer" and e.get("id") in asked:
-            value = e.get("value")
-            approved = e.get("approved", value is True or (isinstance(value, dict) and value.get("approved") is True))
-            reason = e.get("reason", value.get("reason") if isinstance(value, dict) else None)
-            proposed = asked[e["id"]].get("input")
-            if not asked[e["id"]].get("approval") and not e.get("approval"):  # a question: what was asked, answered
-                out.append(
-                    {
-                        "id": e["id"],
-                        "name": asked[e["id"]].get("name"),
-                        "question": _cut(asked[e["id"]].get("data", proposed)) or {"p": "null"},
-                        "value": _cut(value) or {"p": "null"},
-                        "attempt": e.get("attempt"),
-                        "by": e.get("by"),
-                        "via": e.get("via"),
-                        "when": _clock(e.get("answered_at")),
-                    }
-                )
-                continue
-            item = {
-                "id": e["id"],
-                "name": asked[e["id"]].get("name"),
-                "approved": bool(approved),
-                "reason": reason,
-                "value": _cut(value),
-                "attempt": e.get("attempt"),
-                "input": _cut(proposed),  # which call it was: three sends look alike
-                "by": e.get("by"),
-                "via": e.get("via"),
-                "when": _clock(e.get("answered_at")),
-            }
-            if "input" in e:  # an edit: the input that ran, and how it differs from the proposal
-                item["ran"] = _cut(e["input"])
-                item["changes"] = changes(proposed, e["input"])
-            out.append(item)
-    return out
-
-
-def _clock(at: Any) -> str | None:
-    """``19:03`` in this kernel's time zone (the day too when it was not today)."""
-    if not isinstance(at, (int, float)) or isinstance(at, bool):
-        return None
-    then = time.localtime(at)
-    same_day = time.strftime("%Y-%m-%d", then) == time.strftime("%Y-%m-%d")
-    return time.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M", then)
-
-
-def changes(before: Any, after: Any, path: str = "$", room: int = 12) -> list[str]:
-    """How ``after`` differs from ``before``, one ``$.path: old → new`` line per changed leaf (at most ``room``)."""
-    out: list[str] = []
-
-    def walk(a: Any, b: Any, where: str) -> None:
-        if len(out) >= room or a == b:
-            return
-        if isinstance(a, dict) and isinstance(b, dict):
-            for key in [*a, *(k for k in b if k not in a)]:
-                walk(a.get(key, _ABSENT), b.get(key, _ABSENT), f"{where}.{key}")
-            return
-        if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-            for n, (x, y) in enumerate(zip(a, b, strict=True)):
-                walk(x, y, f"{where}[{n}]")
-            return
-        old = "(none)" if a is _ABSENT else _json(a)[:60]
-        new = "(removed)" if b is _ABSENT else _json(b)[:60]
-        out.append(f"{where}: {old} → {new}")
-
-    walk(before, after, path)
-    return out
-
-
-_ABSENT = object()
 
 
 def card_document(
@@ -389,13 +284,13 @@ def card_document(
         "created": docs[0]["run"].get("created"),
         "updated": run.get("updated"),
         "wake_at": run.get("wake_at"),
-        "output": _cut(run.get("output")) if run.get("status") == "completed" else None,
+        "output": cut(run.get("output")) if run.get("status") == "completed" else None,
         "error": _error(run.get("error")) if run.get("status") in ("failed", "cancelled") else None,
         "error_in_cell": error_in_cell,  # the attempt whose error the cell's own traceback shows (shown once)
         "source": (last.get("source") or "")[:50_000],
         "attempts": attempts,
         "pending": _pending(last),
-        "answered": _answered(last),
+        "answered": answered(last),
         "console": [
             {"level": c.get("level", "log"), "msg": str(c.get("message", ""))[:500]} for c in console[-CONSOLE_TAIL:]
         ],
