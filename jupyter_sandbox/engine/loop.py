@@ -195,17 +195,58 @@ def run_inline(fn: Callable[[], T]) -> tuple[bool, T | None]:
     running = asyncio.events._get_running_loop()
     engine.inline += 1
     asyncio.events._set_running_loop(None)
-    asyncio.set_event_loop(engine.guest)
+    _make_current(engine.guest)
     try:
         return True, fn()
     finally:
         asyncio.events._set_running_loop(running)
-        try:  # the loop the action left current is its own next time, as a worker thread keeps it
-            engine.guest = asyncio.get_event_loop_policy().get_event_loop()
-        except RuntimeError:
-            engine.guest = None
-        asyncio.set_event_loop(engine.loop)  # asyncio.run inside the action leaves none set
+        engine.guest = _current()  # the loop the action left current is its own next time, as a worker keeps it
+        _make_current(engine.loop)  # asyncio.run inside the action leaves none set
         engine.inline -= 1
+
+
+# A plain action runs in place once per call, so hiding the loop must be cheap: with asyncio's own policy
+# (whose setter does more only on the main thread, never an engine thread) the current loop is its
+# thread-local slot, read and written directly; ``get_event_loop()`` would raise (and format a message)
+# on every call that leaves none. Any other policy goes through its public methods.
+_PLAIN_POLICY_METHODS = {
+    getattr(cls, name)
+    for cls in (asyncio.events.BaseDefaultEventLoopPolicy, asyncio.DefaultEventLoopPolicy)
+    for name in ("get_event_loop", "set_event_loop")
+}
+_policy_checked: tuple[object, bool] = (None, False)  # (the policy last looked at, whether its slot is plain)
+
+
+def _loop_slot() -> Any:
+    """This thread's current-loop slot of the event loop policy, or None where only its methods may be used."""
+    global _policy_checked
+    policy, checked = asyncio.get_event_loop_policy(), _policy_checked  # (one read: other threads may set it)
+    if checked[0] is not policy:
+        methods = (getattr(type(policy), "get_event_loop", None), getattr(type(policy), "set_event_loop", None))
+        checked = _policy_checked = (
+            policy,
+            all(m in _PLAIN_POLICY_METHODS for m in methods) and hasattr(policy, "_local"),
+        )
+    return policy._local if checked[1] else None  # type: ignore[attr-defined]
+
+
+def _current() -> asyncio.AbstractEventLoop | None:
+    """This thread's current event loop, or None (where ``get_event_loop()`` raises)."""
+    slot = _loop_slot()
+    if slot is not None:
+        return slot._loop  # type: ignore[no-any-return]
+    try:
+        return asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:
+        return None
+
+
+def _make_current(loop: asyncio.AbstractEventLoop | None) -> None:
+    slot = _loop_slot()
+    if slot is None:
+        asyncio.set_event_loop(loop)
+    else:
+        slot._loop = loop
 
 
 _LOOP: EngineLoop | None = None
