@@ -74,6 +74,7 @@ class Action:
         self.takes_resume = any(p.name == "resume" or p.kind == p.VAR_KEYWORD for p in params)
         self.is_async = inspect.iscoroutinefunction(self.fn)
         self.quick = False  # a plain action's last call was quick: it may run in place (calling.run)
+        self.starts_scripts = False  # it once ran a script (sb.eval): never in place again (calling.started_script)
         self.description = self.description or (inspect.getdoc(self.fn) or "").split("\n")[0] or None
 
 

@@ -21,6 +21,7 @@ import dataclasses
 import functools
 import json
 import sys
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -209,20 +210,36 @@ class _Escaped(Exception):
         super().__init__(type(original).__name__)
 
 
+_running = threading.local()  # .action: the plain action this thread is running (on a worker, or in place)
+
+
 def _measured(action: Action, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run a plain action, and remember whether it was quick enough to run in place next time.
 
     A call that interrupts says nothing of how long the call after the answer takes: it is not counted.
     """
-    started, counted = time.perf_counter(), True
+    started, counted, outer = time.perf_counter(), True, getattr(_running, "action", None)
+    _running.action = action
     try:
         return run_threaded(action.fn, args, kwargs)
     except ActionInterrupt:
         counted = False
         raise
     finally:
+        _running.action = outer
         if counted:
-            action.quick = time.perf_counter() - started < QUICK_SECONDS
+            action.quick = not action.starts_scripts and time.perf_counter() - started < QUICK_SECONDS
+
+
+def started_script() -> None:
+    """The plain action this thread runs is starting a script (``sb.eval``): it never runs in place again.
+
+    In place it holds the engine's loop, which the script may need (an MCP server's session lives there);
+    on a worker it does not.
+    """
+    action = getattr(_running, "action", None)
+    if action is not None:
+        action.starts_scripts, action.quick = True, False
 
 
 def run_threaded(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

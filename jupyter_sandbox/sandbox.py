@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from .actions import Action, Resume
+from .calling import started_script
 from .decisions import as_json
 from .engine.answers import Answers
 from .engine.attempt import Observer, StartRequest
@@ -313,6 +314,7 @@ class Sandbox:
         (or call ``resume(it.run_id, value)``). Also raises ``RunParked``,
         ``CallLogMismatchError``, ``ScriptError``, ``LintError``, ``LimitExceeded``.
         """
+        started_script()  # (from inside a plain action: it runs on a worker from now on)
         return self._loop.run(
             self.aeval(
                 source, input, call_log, resume, strict, name=name, actions=actions, limits=limits, observer=observer

@@ -601,22 +601,35 @@ def test_a_run_and_its_journal_are_the_same_with_the_live_shortcuts_and_without(
     assert _journaled(steps, monkeypatch, shortcuts=True) == _journaled(steps, monkeypatch, shortcuts=False)
 
 
-def test_a_script_that_runs_itself_again_from_an_action_in_place_without_end_fails_naming_the_nesting(sb):
+def test_a_script_that_runs_itself_again_from_an_action_without_end_fails_naming_the_nesting(sb):
     levels = [0]
 
     @sb.action
     def again(x):
         if x == 0:
-            return 0  # quick: in place from now on
+            return 0  # quick: in place from now on, until it starts a script (then on a worker)
         levels[0] += 1
-        if levels[0] > 200:  # (a safety stop for this test: the recursion itself has no end)
+        if levels[0] > 1000:  # (a safety stop for this test: the recursion itself has no end)
             return levels[0]
         return sb.eval("return await actions.again(1)").output
 
     sb.eval("return await actions.again(0)")
-    with pytest.raises(ActionError, match="nest at most 64 deep"):
+    with pytest.raises(ActionError, match="calls it again without end"):
         sb.eval("return await actions.again(1)")
-    assert levels[0] < 200
+    assert levels[0] < 1000
+
+
+def test_a_plain_action_that_started_a_script_runs_on_a_worker_from_then_on(sb):
+    threads = []
+
+    @sb.action
+    def maybe(n):
+        threads.append(threading.current_thread().name)
+        return sb.eval("return 1").output if n == 1 else n
+
+    sb.eval("for (let i = 0; i < 4; i++) await actions.maybe(i)")
+    assert threads[1] == "jupyter-sandbox-engine"  # quick after its first call: in place
+    assert all(name != "jupyter-sandbox-engine" for name in threads[2:])  # it started a script: never again
 
 
 def test_a_quick_action_that_waits_for_another_run_on_the_loop_does_not_stop_that_run(sb):

@@ -636,3 +636,22 @@ def test_a_server_that_cannot_start_is_a_sandbox_error(sb):
 def test_a_server_program_given_by_path_that_is_missing_is_a_sandbox_error_with_its_stderr(sb, tmp_path):
     with pytest.raises(ServerFailed, match="could not start"):
         sb.mcp("raw", [str(tmp_path / "missing-server")], timeout=5)
+
+
+def test_a_script_started_by_an_action_in_place_reaches_mcp_from_the_actions_next_call_and_fails_fast_before(
+    tmp_path,
+):
+    sb = Sandbox()
+    sb.mcp("files", _command("files"), env={"MCP_CALL_LOG": str(tmp_path / "calls.log")})
+
+    @sb.action
+    def lookup(n: int):
+        if n < 3:
+            return n  # quick: in place from the second call on
+        return sb.eval("return await actions.files.read_file({path: '/readme.txt'})").output["text"]
+
+    script = "const a = []; for (let i = 0; i < 5; i++) a.push(await actions.lookup(i)); return a"
+    with pytest.raises(ActionError, match="the action runs on a worker from now on"):
+        sb.eval(script)  # held by the action, the session's loop cannot serve: said at once, not at a timeout
+    assert sb.eval(script).output == [0, 1, 2, "hello from files", "hello from files"]
+    sb.close()

@@ -196,6 +196,13 @@ class McpServer:
         home = self._home_loop()
         if asyncio.get_running_loop() is home.loop:
             return await self._call(tool, arguments)
+        if home.inline:  # the loop the session lives on is held by an action in place: it cannot serve this now
+            raise ServerFailed(
+                f"{self.name}.{tool}: a plain action running in place on the engine's thread started this script, "
+                "and the server's session lives on that thread's loop, which the action holds until it returns; "
+                "the action runs on a worker from now on, so its next call can reach the server (or make it "
+                "`async def` and `await sb.aeval(...)`)"
+            )
         return await asyncio.wrap_future(home.submit(self._call(tool, arguments)))
 
     def _home_loop(self) -> EngineLoop:
