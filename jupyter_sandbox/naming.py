@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MAX_NAME", "RESERVED_NAMES", "check_name"]
+__all__ = ["MAX_NAME", "RESERVED_NAMES", "check_action_name", "check_name"]
 
 # The rule for action and agent names. A script reaches an action as ``actions.NAME``, a property of a plain
 # object in the realm: a name that is a member of ``Object.prototype`` would corrupt that object (``__proto__``
@@ -66,4 +66,20 @@ def check_name(name: Any, taken: Any = (), what: str = "action") -> str:
             raise ValueError(f"{what} name {name!r} is already the namespace of {other!r}")
         if name.startswith(other + "."):
             raise ValueError(f"{what} name {name!r} is inside {other!r}, which is registered as an {what}")
+    return name
+
+
+def check_action_name(name: Any, actions: Any, saved: bool = False) -> str:
+    """``name`` if an action may be registered under it beside the table ``actions``; else a clear error.
+
+    The one check every registration makes (``Engine.register_action``): the rule of ``check_name`` against
+    every registered name; a saved script's (``saved=True``) only against the actions that are not saved
+    scripts (a newer version replaces the older), and never the name of one of those, which it would hide.
+    """
+    if not saved:
+        return check_name(name, actions, "action")
+    others = [n for n, a in actions.items() if a.saved is None]
+    check_name(name, others, "script")
+    if name in others:
+        raise ValueError(f"an action named {name!r} is registered; a saved script would hide it")
     return name

@@ -29,7 +29,7 @@ from .engine.realm import Limits
 from .engine.rollback import rejection_with_rollback
 from .engine.runs import Engine
 from .errors import RunNotFound, RunStateError, StoreError
-from .naming import check_name
+from .naming import check_action_name, check_name
 from .results import CheckReport, RollbackResult, RunInfo, RunResult, status_word, stored_status
 from .stores import Store, open_store, portable
 from .stores.rows import RunStatus
@@ -119,18 +119,28 @@ class Sandbox:
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             if not callable(fn):
                 raise TypeError(f"an action must be a callable, got {type(fn).__name__}")
-            action_name = check_name(_name_of(fn, name, "action"), self._engine.actions, "action")
+            action_name = check_action_name(_name_of(fn, name, "action"), self._engine.actions)
             spec = None
             if input_schema is not None or output_schema is not None or getattr(fn, "__annotations__", None):
                 from .agents.catalog import spec_for  # pydantic is loaded only for typed actions
 
                 spec = spec_for(fn, action_name, input_schema=input_schema, output_schema=output_schema)
-            self._engine.actions[action_name] = Action(
-                action_name, fn, approval=approval, timeout=timeout, spec=spec, revert=revert
-            )
+            self.add_action(Action(action_name, fn, approval=approval, timeout=timeout, spec=spec, revert=revert))
             return fn
 
         return register(fn) if fn is not None else register
+
+    def add_action(self, action: Action) -> None:
+        """Register an ``Action`` built whole (its ``spec``, ``about``, ``revert`` given): the step ``action``,
+        saved scripts and MCP tools all take (``Engine.register_action``). A bad or taken name is the
+        ``ValueError`` of ``action``; the same name again replaces the action.
+
+        >>> sb = Sandbox()
+        >>> sb.add_action(Action("files.echo", lambda x: x, about={"server": "files"}))
+        >>> sb.actions["files.echo"].about
+        {'server': 'files'}
+        """
+        self._engine.register_action(action)
 
     def agent(self, fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
         """Register a Python agent: ``ctx.agent({agent: NAME, input})`` runs it as a child run."""

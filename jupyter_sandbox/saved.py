@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .actions import Action
 from .errors import RunStateError
-from .naming import check_name
+from .naming import check_action_name, check_name
 from .values import json_copy
 
 if TYPE_CHECKING:
@@ -48,10 +48,7 @@ def save(
     assert source is not None
     engine.check_source(source, engine.limits)  # a script that cannot run is refused before it is shared
     full = f"{NAMESPACE}.{name}"
-    others = [n for n, a in engine.actions.items() if a.saved is None]
-    check_name(full, others, "script")
-    if full in others:
-        raise ValueError(f"an action named {full!r} is registered; a saved script would hide it")
+    check_action_name(full, engine.actions, saved=True)  # refused before it is stored, as sync would refuse it
     if description is not None and not isinstance(description, str):
         raise TypeError(f"a script's description is a string, got {type(description).__name__}")
     about: dict[str, Any] = {"description": description}
@@ -85,9 +82,12 @@ def sync(engine: Engine) -> None:
         del actions[name]
     for full, script in current.items():
         known = actions.get(full)
-        if known is not None and (known.saved is None or known.saved_version == _live_version(script)):
-            continue  # an action of the user's own (save refuses that; another process may not have): kept
-        actions[full] = _action(full, script)
+        if known is not None and known.saved is not None and known.saved_version == _live_version(script):
+            continue
+        try:
+            engine.register_action(_action(full, script))
+        except ValueError:
+            continue  # beside an action of the user's own (save refuses that; another process may not have): kept
 
 
 def _action(full: str, script: SavedScript) -> Action:
@@ -96,13 +96,13 @@ def _action(full: str, script: SavedScript) -> Action:
     def saved(input: Any = None) -> Any:  # never called: the engine runs a saved script as a child run
         raise NotImplementedError
 
-    action = Action(full, saved, description=script.description)
-    action.saved, action.saved_version = script.name, _live_version(script)
-    action.spec = spec_for(
+    spec = spec_for(
         saved, full, input_schema=script.about.get("input_schema"), output_schema=script.about.get("output_schema")
     )
-    action.spec.description = script.description
-    return action
+    spec.description = script.description
+    return Action(
+        full, saved, description=script.description, spec=spec, saved=script.name, saved_version=_live_version(script)
+    )
 
 
 def _live_version(script: SavedScript) -> int:

@@ -38,6 +38,9 @@ class SandboxLike(Protocol):
     def action(self, *args: Any, **options: Any) -> Any:
         """Register a Python callable as an action (``Sandbox.action``'s arguments)."""
 
+    def add_action(self, action: Action) -> None:
+        """Register an ``Action`` built whole (``Sandbox.add_action``)."""
+
     def remove_action(self, name: str) -> bool: ...
 
     def catalog(self, actions: Iterable[str] | None = None) -> list[Any]: ...

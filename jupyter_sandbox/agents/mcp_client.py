@@ -38,6 +38,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..actions import Action
 from ..engine.loop import EngineLoop, engine_loop, here
 from ..errors import McpError, ServerFailed, ToolFailed
 from .catalog import ActionSpec, check_schema
@@ -460,11 +461,18 @@ def connect(
     for key, tool in by_key.items():
         action_name = f"{name}.{key}"
         needs = _needs_approval(tool, approval)
-        sandbox.action(_caller(server, tool.name), name=action_name, approval=needs, timeout=timeout + 5)
-        action = sandbox.actions[action_name]
-        action.spec = _spec(action_name, tool, needs)
-        action.about = {"server": name, "tool": tool.name, "annotations": _annotations(tool)}
-        action.revert = reverts.get(tool.name)
+        about = {"server": name, "tool": tool.name, "annotations": _annotations(tool)}
+        sandbox.add_action(
+            Action(
+                action_name,
+                _caller(server, tool.name),
+                approval=needs,
+                timeout=timeout + 5,
+                spec=_spec(action_name, tool, needs),
+                about=about,
+                revert=reverts.get(tool.name),
+            )
+        )
         registered.append(action_name)
     server.actions = registered
     return registered

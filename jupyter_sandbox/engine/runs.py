@@ -27,6 +27,7 @@ from ..errors import (
     ScriptError,
     error_dict,
 )
+from ..naming import check_action_name
 from ..results import CheckReport, RollbackResult, RunResult
 from ..source import line_starts
 from ..stores.base import RunRow, Store, new_run_id, source_hash
@@ -78,6 +79,14 @@ class Engine:
         self.approvers: Callable[[str | None, str | None, Interrupt], Any] | None = None
 
     new_run_id = staticmethod(new_run_id)
+
+    def register_action(self, action: Action) -> None:
+        """Put a built ``action`` in the table under its name: the one way an action is registered.
+
+        Its name passes ``naming.check_action_name`` (a ``ValueError`` otherwise, and the table is unchanged);
+        the same name registered again replaces the action.
+        """
+        self.actions[check_action_name(action.name, self.actions, action.saved is not None)] = action
 
     def replace_executor(self) -> None:
         """A fresh pool for plain actions; the old one keeps its (stuck) threads until they return."""
