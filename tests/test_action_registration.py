@@ -12,8 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from examples import scaled
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_action_names import NAMES
 
 from jupyter_sandbox import Sandbox
+from jupyter_sandbox.actions import Action
 from jupyter_sandbox.engine.runs import Engine
 
 NAMED = str(Path(__file__).resolve().parent / "mcp_servers" / "named.py")
@@ -79,3 +84,28 @@ def test_a_script_saved_elsewhere_inside_an_action_registered_here_is_not_regist
         assert here.eval("return [Object.keys(actions), await actions.scripts(1)]").output == [["scripts"], 2]
         assert sorted(here.actions) == ["scripts"]
         assert elsewhere.eval("return await actions.scripts.report()").output == 1
+
+
+TAKEN = ("ping", "files.read")
+
+
+def _outcome(register, name):
+    try:
+        register(name)
+    except (TypeError, ValueError) as exc:
+        return type(exc), str(exc)
+    return "registered"
+
+
+@settings(max_examples=scaled(100))
+@given(name=st.one_of(NAMES, st.sampled_from(["files", "files.read.more", "ping.x", "files.write"])))
+def test_any_name_is_refused_or_taken_alike_by_the_decorator_and_by_an_action_built_whole(name):
+    decorated, built = Sandbox(), Sandbox()
+    for sb in (decorated, built):
+        for taken in TAKEN:
+            sb.action(lambda n: n, name=taken)
+    by_decorator = _outcome(lambda n: decorated.action(lambda x: x, name=n), name)
+    by_action = _outcome(lambda n: built.add_action(Action(n, lambda x: x)), name)
+    assert by_decorator == by_action
+    assert sorted(decorated.actions) == sorted(built.actions)
+    assert set(built.actions) == set(TAKEN) | ({name} if by_action == "registered" else set())
