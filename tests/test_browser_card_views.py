@@ -210,6 +210,7 @@ def test_what_a_card_shows_and_does(lab, frontend):
         # A question answered from the card: a row with the question, the answer, who and when.
         run_cells(page, ASK_CELL)
         asked = nb.card(ASK_CELL)
+        expect(asked.locator('button[data-act="approve"]')).to_be_enabled()  # live: the renderer has its document
         asked.locator("details.jsbx-edit summary").click()
         asked.locator("textarea.jsbx-edited").fill('"blue"')
         asked.locator('button[data-act="edit"]').click()
