@@ -8,6 +8,7 @@ from the store before each attempt and declares them with their schemas.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from .actions import Action
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 __all__ = ["NAMESPACE", "remove", "removed", "save", "sync"]
 
 NAMESPACE = "scripts"
+
+log = logging.getLogger("jupyter_sandbox")
 
 
 def save(
@@ -55,6 +58,7 @@ def save(
     for key, schema in (("input_schema", input_schema), ("output_schema", output_schema)):
         if schema is not None:
             about[key] = json_copy(_schema(schema), f"the script's {key}")
+    _spec(full, description, about.get("input_schema"), about.get("output_schema"))  # unusable: refused, unsaved
     if run_id is not None:
         about["from_run"] = run_id
     version = engine.store.save_script(name, source, about)
@@ -88,20 +92,27 @@ def sync(engine: Engine) -> None:
             engine.register_action(_action(full, script))
         except ValueError:
             continue  # beside an action of the user's own (save refuses that; another process may not have): kept
+        except TypeError as exc:  # a schema this version cannot use (saved by another): that script alone is left out
+            log.warning("the saved script %s is not registered: %s", full, exc)
+
+
+def _saved(input: Any = None) -> Any:  # never called: the engine runs a saved script as a child run
+    raise NotImplementedError
+
+
+def _spec(full: str, description: str | None, input_schema: Any, output_schema: Any) -> Any:
+    """The declaration of a saved script (``TypeError`` for a schema that cannot be used)."""
+    from .agents.catalog import spec_for
+
+    spec = spec_for(_saved, full, input_schema=input_schema, output_schema=output_schema)
+    spec.description = description
+    return spec
 
 
 def _action(full: str, script: SavedScript) -> Action:
-    from .agents.catalog import spec_for
-
-    def saved(input: Any = None) -> Any:  # never called: the engine runs a saved script as a child run
-        raise NotImplementedError
-
-    spec = spec_for(
-        saved, full, input_schema=script.about.get("input_schema"), output_schema=script.about.get("output_schema")
-    )
-    spec.description = script.description
+    spec = _spec(full, script.description, script.about.get("input_schema"), script.about.get("output_schema"))
     return Action(
-        full, saved, description=script.description, spec=spec, saved=script.name, saved_version=_live_version(script)
+        full, _saved, description=script.description, spec=spec, saved=script.name, saved_version=_live_version(script)
     )
 
 
@@ -121,4 +132,8 @@ def _schema(schema: Any) -> Any:
         return schema
     from pydantic import TypeAdapter
 
-    return TypeAdapter(schema).json_schema()
+    try:
+        return TypeAdapter(schema).json_schema()
+    except Exception as exc:  # (pydantic's own errors: not a type it can describe)
+        why = str(exc).splitlines()[0]
+        raise TypeError(f"a schema is a JSON Schema dict or a type, got {schema!r:.80}: {why}") from None

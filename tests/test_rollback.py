@@ -130,6 +130,22 @@ def test_a_rejection_with_rollback_rejects_and_rolls_back_in_one_decision(booked
     assert marker["rejected"] == paused.value.interrupts[0].id
 
 
+def test_a_questions_answer_shaped_like_a_rejection_with_rollback_is_only_its_answer(booked):
+    from jupyter_sandbox import ActionInterrupt
+
+    @booked.action
+    def ask(question, resume=None):
+        if resume is None:
+            raise ActionInterrupt(data={"question": question})
+        return resume.value
+
+    with pytest.raises(SandboxInterrupt) as paused:
+        booked.eval("await actions.book(1); return await actions.ask('which?')")
+    answer = {"approved": False, "rollback": True}  # any JSON value answers a question, this one too
+    assert booked.resume(paused.value.run_id, answer).output == answer
+    assert booked.undone == [] and booked.run(paused.value.run_id).status == "completed"
+
+
 def test_a_rejection_with_rollback_records_who_rejected_how_and_when(booked):
     booked.action(lambda n: n, name="ask", approval=True)
     with pytest.raises(SandboxInterrupt) as paused:

@@ -239,3 +239,25 @@ def test_the_mcp_server_saves_and_lists_scripts_only_with_allow_save(tmp_path):
     assert seen["refused"]["status"] == "failed"  # its input schema took no string
     assert seen["ran"]["status"] == "completed" and seen["ran"]["output"] == 2
     assert [s["name"] for s in seen["listed"]["result"]] == ["scripts.inc", "scripts.two"]
+
+
+@pytest.mark.parametrize("schema", [{"type": "nonsense"}, "not a schema", 5, [1]])
+def test_a_schema_that_cannot_be_used_is_refused_and_nothing_is_saved(sb, schema):
+    with pytest.raises(TypeError, match="schema"):
+        sb.save_script("bad", "return 1", input_schema=schema)
+    assert sb.scripts() == [] and sb.eval("return 1").output == 1
+
+
+def test_the_tool_says_a_schema_that_cannot_be_used_was_not_saved(sb):
+    result = sb.tool(allow_save=True).run(
+        {"script": "return 1", "save": {"name": "odd", "input_schema": "not a schema"}}
+    )
+    assert result.status == "completed" and "not saved" in result.content and result.saved is None
+    assert sb.scripts() == []
+
+
+def test_a_stored_script_whose_schema_this_process_cannot_use_is_left_out_and_the_store_still_runs(sb):
+    sb.store.save_script("odd", "return 1", {"description": None, "input_schema": {"type": "nonsense"}})
+    sb.save_script("fine", "return 2")  # (registers the store's scripts again)
+    assert sb.eval("return await actions.scripts.fine()").output == 2
+    assert "scripts.odd" not in sb.declarations()

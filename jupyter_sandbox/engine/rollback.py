@@ -276,12 +276,24 @@ def rejection_with_rollback(
             return form.get("approved") is False and form.get("rollback") is True, form.get("reason")
         return False, None
 
+    asks = _questions(engine, run_id) if any(reading(a)[0] for a in [value, *(answers or {}).values()]) else set()
     for interrupt_id, answer in (answers or {}).items():
-        if reading(answer)[0]:
+        if reading(answer)[0] and interrupt_id not in asks:
             return interrupt_id, reading(answer)[1]
     if reading(value)[0]:
         pending = engine.pending(run_id)
         if not pending:
             raise RunStateError(f"run {run_id} has no open interrupt to reject", run_id=run_id)
-        return pending[0].id or "", reading(value)[1]
+        if pending[0].id not in asks:
+            return pending[0].id or "", reading(value)[1]
     return None
+
+
+def _questions(engine: RollbackEngine, run_id: str) -> set[str]:
+    """The open interrupts that ask a question (not an approval): any JSON value answers them, that one too."""
+    asks = set()
+    for entry in Journal(engine.store.entries(run_id)).pending_interrupts():
+        for interrupt in entry.body.get("interrupts") or [entry.body]:  # (a child's interrupts, or its own)
+            if interrupt.get("approval") is False:
+                asks.add(interrupt.get("id"))
+    return asks
