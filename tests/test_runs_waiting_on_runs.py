@@ -129,3 +129,30 @@ def test_sb_aeval_nested_past_the_bound_fails_naming_the_nesting_not_a_recursion
     assert "nesting" in str(caught.value) and "RecursionError" not in str(caught.value)
     assert len(levels) == MAX_NESTING  # one call per script, the outermost script included; the 65th never started
     sb.close()
+
+
+CHAIN = (
+    "const {n, s, stop} = ctx.input; if (n >= stop) return n; "
+    "return await ctx.delegate({script: s, input: {n: n + 1, s, stop}})"
+)
+
+
+def _chain(sb: Sandbox, children: int):
+    return sb.eval(
+        "return await ctx.delegate({script: ctx.input.s, input: ctx.input})",
+        input={"n": 1, "s": CHAIN, "stop": children},
+    )
+
+
+def test_child_runs_nest_to_the_documented_depth_the_outermost_script_included():
+    sb = Sandbox()
+    assert _chain(sb, MAX_NESTING - 1).output == MAX_NESTING - 1  # the top script and 63 children inside it
+    sb.close()
+
+
+def test_child_runs_nested_past_the_bound_fail_naming_the_nesting_not_a_recursion_error():
+    sb = Sandbox()
+    with pytest.raises(ActionError) as caught:
+        _chain(sb, 3 * MAX_NESTING)
+    assert "nesting: scripts nest at most 64 deep" in str(caught.value)
+    sb.close()

@@ -20,6 +20,7 @@ from ..values import detach, to_json
 from .answers import Answers
 from .attempt import Attempt, AttemptRequest, AttemptResult, EngineServices
 from .journal import Journal, JournalWriter
+from .nesting import nested
 from .waits import signal_queue
 
 __all__ = ["run_child"]
@@ -33,14 +34,27 @@ async def run_child(
     except RunNotFound:
         existing = None
     try:
-        if existing is not None and existing.status == "completed":
-            return _ok(existing.output, existing.name or child_id)  # finished before the parent recorded it
-        if op == "delegate":
-            result = await _delegate(engine, parent, spec, child_id, existing, answers)
-        else:
-            result = await _agent(engine, parent, spec, child_id, existing, answers)
+        with nested():  # a child inside a child ... is bounded as scripts started from actions are
+            return await _run(engine, parent, op, spec, child_id, existing, answers)
     except SandboxError as exc:
         return Outcome("error", error={"name": type(exc).__name__, "message": str(exc).split("\n")[0]})
+
+
+async def _run(
+    engine: EngineServices,
+    parent: Attempt,
+    op: str,
+    spec: Any,
+    child_id: str,
+    existing: RunRow | None,
+    answers: Answers,
+) -> Outcome:
+    if existing is not None and existing.status == "completed":
+        return _ok(existing.output, existing.name or child_id)  # finished before the parent recorded it
+    if op == "delegate":
+        result = await _delegate(engine, parent, spec, child_id, existing, answers)
+    else:
+        result = await _agent(engine, parent, spec, child_id, existing, answers)
     return _outcome(result, child_id)
 
 

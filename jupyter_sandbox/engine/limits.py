@@ -127,9 +127,10 @@ def limits_table() -> str:
         "| `InvalidValue` (a value from Python); a `TypeError` the script can catch (one from the script) |"
     )
     rows.append(
-        f"| (fixed) | {MAX_NESTING} scripts | scripts started from actions, one inside another (`await sb.aeval` "
-        "from an `async def` action, `sb.eval` from a plain one run in place), the outermost included "
-        '| the innermost action call fails naming the nesting (`LimitExceeded("nesting")` inside it) |'
+        f"| (fixed) | {MAX_NESTING} scripts | scripts one inside another (`await sb.aeval` from an `async def` "
+        "action, `sb.eval` from a plain one run in place, a child run: `ctx.delegate`, a saved script), "
+        "the outermost included "
+        '| the innermost call fails naming the nesting (`LimitExceeded("nesting")` inside it) |'
     )
     return "\n".join(rows)
 

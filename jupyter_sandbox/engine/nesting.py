@@ -1,8 +1,9 @@
-"""How deep scripts started from actions nest: one bound, whichever way the nesting happens.
+"""How deep scripts nest: one bound, whichever way the nesting happens.
 
 A plain action run in place that calls ``sb.eval`` gets a helper loop per level (``loop.EngineLoop.serving``
 counts them); an ``async def`` action that awaits ``sb.aeval`` nests on the same loop, as coroutines inside
-coroutines, and is counted here, in a context variable that each run's tasks inherit. Past ``MAX_NESTING``
+coroutines, and so does a child run (``ctx.delegate``, a saved script, an agent) inside its parent: both are
+counted here, in a context variable that each run's tasks inherit. Past ``MAX_NESTING``
 levels the innermost script is refused with ``LimitExceeded("nesting")`` before it starts, which its action
 fails with, instead of Python's ``RecursionError`` somewhere deep in the engine.
 """
@@ -25,8 +26,8 @@ _depth: contextvars.ContextVar[int] = contextvars.ContextVar("jupyter_sandbox_ne
 def nesting_refused() -> LimitExceeded:
     return LimitExceeded(
         "nesting",
-        f"scripts started from actions nest at most {MAX_NESTING} deep; "
-        "does an action run a script that calls it again without end?",
+        f"scripts nest at most {MAX_NESTING} deep (one started from an action, or a child run, is one level); "
+        "does a script start itself again without end?",
         value=MAX_NESTING,
     )
 
