@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from jupyter_sandbox.errors import StoreError
 from jupyter_sandbox.stores import open_store
 from jupyter_sandbox.stores.base import RunRow
+from jupyter_sandbox.stores.dialect import render
 from jupyter_sandbox.stores.postgres import PostgresStore
 from jupyter_sandbox.stores.rows import Entry, encode
-from jupyter_sandbox.stores.sql import render
 from jupyter_sandbox.stores.sqlite import SQLiteStore
 
 SQLITE, PG = SQLiteStore.dialect, PostgresStore.dialect

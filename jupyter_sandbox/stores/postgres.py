@@ -32,9 +32,10 @@ from ..errors import AnswerRefused, StoreError
 from . import migrations
 from .base import OWNER
 from .common import Heartbeat, lease_seconds, store_timeout
+from .dialect import Dialect, render, scalar
 from .pgsql import NOTIFY, SCHEMA, Changes, reason
 from .rows import Entry
-from .sql import RESERVE_DUE, Dialect, SQLStore, due_order, render, scalar
+from .sql import RESERVE_DUE, SQLStore, due_order
 from .urls import masked, secrets_of
 
 __all__ = ["PostgresStore"]

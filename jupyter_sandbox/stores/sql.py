@@ -1,22 +1,17 @@
-"""One store contract over two databases: the SQL and the methods SQLite and PostgreSQL share.
+"""One store contract over two databases: the methods SQLite and PostgreSQL share.
 
-Every statement here is written once, with SQLite's placeholders (``?``, or ``:name`` where a value
-is used twice or the store's clock is read) and ``{fields}`` for the few clauses that truly differ
-(``Dialect``: the clock, row locks). ``render`` turns a statement into a driver's paramstyle, once
-per statement. ``SQLStore`` is every ``Store`` method whose logic is the same on both backends; a
-backend supplies its connections (``_tx``, ``_statement``, ``_read``, ``_many``), its fenced journal
-writes (``_insert_entries``) and what is its own: due runs, the change counter, migrations, NOTIFY.
+``SQLStore`` is every ``Store`` method whose logic is the same on both backends, each statement
+written once in dialect.py's neutral SQL; saved scripts (scripts.py) and signals (signals.py) are
+mixed in. A backend supplies its connections (``_tx``, ``_statement``, ``_read``, ``_many``), its
+fenced journal writes (``_insert_entries``) and what is its own: due runs, the change counter,
+migrations, NOTIFY.
 """
 
 from __future__ import annotations
 
-import functools
-import re
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar
+from typing import Any
 
 import cbor2
 
@@ -24,62 +19,19 @@ from ..errors import RunBusyError, RunNotFound, RunStateError, StoreError
 from . import migrations
 from .base import OWNER, RunRow
 from .common import ACTIVE, BLOBS, COLUMNS, Heartbeat, lease_held, lease_lost, run_from_values
-from .rows import ENDED, Entry, RunStatus, decode_journal, decode_value
+from .dialect import C, by_run_id, scalar
+from .rows import Entry, RunStatus, decode_journal, decode_value
 from .scripts import ScriptsTable
+from .signals import JOURNAL_BYTES, PENDING, SignalsTable
 
-__all__ = ["DUE", "RESERVE_DUE", "Dialect", "SQLStore", "due_order", "render", "scalar"]
+__all__ = ["DUE", "RESERVE_DUE", "SQLStore", "due_order"]
 
-
-@dataclass(frozen=True, eq=False)  # one per backend: hashed by identity, cheaply (render's cache key)
-class Dialect:
-    """What one database spells its own way in the shared statements."""
-
-    paramstyle: str  # "qmark" (sqlite3: ? and :name) or "format" (psycopg: %s and %(name)s)
-    now: str  # the store's clock, seconds since the epoch: a bound :now (Python's) or the server's
-    for_update: str  # locks the rows a transaction reads to change (SQLite's write lock covers the file)
-    skip_locked: str  # due runs: pass by rows another worker is reserving
-    duplicate: type[Exception]  # the driver's error for a primary key already taken
-
-
-_NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")  # :name, not a PostgreSQL ::cast
-
-
-@functools.lru_cache(maxsize=512)  # a few dozen statements, plus the column sets of update_run
-def render(template: str, dialect: Dialect) -> str:
-    """``template`` in ``dialect``'s paramstyle, with its ``{now}``, ``{for_update}`` and ``{skip_locked}``."""
-    text = template
-    if dialect.paramstyle == "format":
-        text = _NAMED.sub(r"%(\1)s", text.replace("%", "%%")).replace("?", "%s")
-    return text.format(now=dialect.now, for_update=dialect.for_update, skip_locked=dialect.skip_locked)
-
-
-class Cursor(Protocol):
-    """What the shared methods read of a statement's result (a DB-API cursor)."""
-
-    @property
-    def rowcount(self) -> int: ...
-
-    def fetchone(self) -> Any: ...
-
-    def fetchall(self) -> list[Any]: ...
-
-
-class Connection(Protocol):
-    """What the shared methods use of a connection: sqlite3's and psycopg's alike."""
-
-    def execute(self, sql: str, args: Any = ..., /) -> Cursor: ...
-
-
-C = TypeVar("C", bound=Connection)
 
 _RUN = ", ".join(COLUMNS)
 _SELECT_RUN = f"SELECT {_RUN}, {{now}} FROM runs"  # the clock read with the row: the lease is judged by it
 _ATTEMPT = ("n", "source_hash", "started", "ended", "outcome", "replayed", "first_seq")
 _ATTEMPTS = ", ".join(_ATTEMPT)
 _JOURNAL = "FROM run_journal WHERE run_id = ?"
-# LENGTH of a BLOB (SQLite) and of a bytea (PostgreSQL) counts bytes.
-_JOURNAL_BYTES = "SELECT COALESCE(SUM(LENGTH(body)), 0) FROM run_journal WHERE run_id = ?"
-_PENDING = "SELECT id, event FROM signals WHERE run_id = ? AND delivered_seq IS NULL ORDER BY id"
 # An upsert both speak (SQLite 3.24+): a row already under this number is started afresh (INSERT OR REPLACE).
 _START_ATTEMPT = (
     "INSERT INTO run_attempts (run_id, n, source_hash, started, first_seq) VALUES (?, ?, ?, ?, ?) "
@@ -103,75 +55,17 @@ def due_order(rows: list[tuple[Any, ...]]) -> list[str]:
     return [r[0] for r in sorted(rows, key=lambda r: (r[1] != "parked", r[2] or 0.0, r[3] or 0.0))]
 
 
-def scalar(conn: Connection, sql: str, args: Any = ()) -> Any:
-    """The first column of the one row ``sql`` returns (an aggregate, RETURNING), read to the end."""
-    rows = conn.execute(sql, args).fetchall()
-    if not rows:
-        raise StoreError(f"the run store returned no row for {sql!r:.80}")
-    return rows[0][0]
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
-S = TypeVar("S")
-
-
-def by_run_id(
-    absent: Callable[[], Any] | None = None,
-) -> Callable[[Callable[Concatenate[S, str, P], R]], Callable[Concatenate[S, str, P], R]]:
-    """A run id holding a NUL names no run, on either backend (PostgreSQL's text cannot hold one, so it would
-    fail there): ``RunNotFound``, or ``absent()`` where an unknown run reads as empty."""
-
-    def wrap(method: Callable[Concatenate[S, str, P], R]) -> Callable[Concatenate[S, str, P], R]:
-        @functools.wraps(method)
-        def guarded(self: S, run_id: str, /, *args: P.args, **kwargs: P.kwargs) -> R:
-            if isinstance(run_id, str) and "\x00" in run_id:
-                if absent is None:
-                    raise RunNotFound(run_id)
-                return absent()  # type: ignore[no-any-return]
-            return method(self, run_id, *args, **kwargs)
-
-        return guarded
-
-    return wrap
-
-
 def run_from_row(row: tuple[Any, ...]) -> RunRow:
     """A run from ``_SELECT_RUN``'s row: its columns, then the store's clock."""
     return run_from_values(dict(zip(COLUMNS, row[:-1], strict=True)), row[-1])
 
 
-class SQLStore(ScriptsTable, Generic[C]):
+class SQLStore(ScriptsTable, SignalsTable[C]):
     """The ``Store`` methods (base.py) both SQL backends share, over the backend's connections."""
 
-    dialect: Dialect
-    path: str
     lease_seconds: float
     _heartbeat: Heartbeat
     _skew = 0.0  # the store's clock less this machine's, s: read with every claim (0 on SQLite: its clock is ours)
-
-    # -- what a backend supplies ---------------------------------------------------
-
-    def _tx(self) -> AbstractContextManager[C]:
-        """A connection inside one transaction: committed when the block ends, rolled back on an error."""
-        raise NotImplementedError
-
-    def _statement(self) -> AbstractContextManager[C]:
-        """A connection for one write statement (atomic by itself)."""
-        raise NotImplementedError
-
-    def _read(self, sql: str, args: Any = ()) -> list[tuple[Any, ...]]:
-        raise NotImplementedError
-
-    def _many(self, conn: C, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        """Run ``sql`` once for each of ``rows``."""
-        raise NotImplementedError
-
-    def _insert_entries(self, conn: C, run_id: str, entries: list[tuple[Entry, bytes]], fenced: bool = True) -> None:
-        raise NotImplementedError
-
-    def _sql(self, template: str) -> str:
-        return render(template, self.dialect)
 
     def now_ms(self) -> float:
         """The store's clock, epoch ms: this machine's corrected by the skew the last claim read (no round trip).
@@ -371,7 +265,7 @@ class SQLStore(ScriptsTable, Generic[C]):
                 conn.execute(self._sql(sql), (time.time(), status, replayed, run_id, attempt))
                 if wake_on is None:
                     return False
-                for signal_id, blob in conn.execute(self._sql(_PENDING), (queue or run_id,)).fetchall():
+                for signal_id, blob in conn.execute(self._sql(PENDING), (queue or run_id,)).fetchall():
                     if wake_on(decode_value(run_id, f"signal {signal_id}", blob)):
                         conn.execute(self._sql("UPDATE runs SET wake_at = 0 WHERE id = ?"), (run_id,))
                         return True
@@ -395,7 +289,7 @@ class SQLStore(ScriptsTable, Generic[C]):
 
     @by_run_id(int)
     def journal_bytes(self, run_id: str) -> int:
-        return int(self._read(self._sql(_JOURNAL_BYTES), (run_id,))[0][0])
+        return int(self._read(self._sql(JOURNAL_BYTES), (run_id,))[0][0])
 
     def answer_stamp(self, run_id: str) -> dict[str, Any]:
         return {"answered_at": time.time()}  # the store is a file on this machine: its clock is this one's
@@ -418,80 +312,6 @@ class SQLStore(ScriptsTable, Generic[C]):
                 (target_id, source_id, before_seq),
             )
             return int(scalar(conn, self._sql("SELECT COUNT(*) FROM run_attempts WHERE run_id = ?"), (target_id,)))
-
-    # -- signals: delivery and journal entry commit together (exactly once) --------
-
-    @by_run_id()
-    def add_signal(
-        self,
-        run_id: str,
-        event: Any,
-        *,
-        wake: str | None = None,
-        admit: Callable[[int, list[Any]], None] | None = None,
-    ) -> int:
-        """Queue an event for ``run_id``; the run ``wake``, if given and parked, is made due at once.
-
-        The ``wake`` run's row is locked first: a run parking at the same moment (``finish_attempt`` with
-        ``wake_on``) either sees this signal or is parked already, and is made due here. A ``wake`` run that
-        completed refuses the signal (``RunStateError``): nothing would ever take it. ``admit`` is called
-        after that lock with the journal bytes of ``wake`` (else ``run_id``) and the undelivered events of
-        ``run_id``'s queue, and refuses the signal by raising: two senders at once each count the other's.
-        """
-        with self._tx() as conn:
-            if wake is not None:
-                self._wake_for_signal(conn, wake)
-            if conn.execute(self._sql("SELECT 1 FROM runs WHERE id = ?"), (run_id,)).fetchone() is None:
-                raise RunNotFound(run_id)
-            if admit is not None:
-                used = conn.execute(self._sql(_JOURNAL_BYTES), (wake or run_id,)).fetchone()
-                held = conn.execute(self._sql(_PENDING), (run_id,)).fetchall()
-                admit(int(used[0]), [decode_value(run_id, f"signal {i}", e) for i, e in held])
-            sql = self._sql("INSERT INTO signals (run_id, event, created) VALUES (?, ?, ?) RETURNING id")
-            return int(scalar(conn, sql, (run_id, cbor2.dumps(event), time.time())))
-
-    def _wake_for_signal(self, conn: C, run_id: str) -> None:
-        """Lock the run a signal is for: refuse it if the run completed, make the run due if it is parked."""
-        row = conn.execute(self._sql("SELECT status FROM runs WHERE id = ?{for_update}"), (run_id,)).fetchone()
-        if row is None:
-            raise RunNotFound(run_id)
-        if row[0] in ENDED:
-            raise RunStateError(
-                f"run {run_id} is {row[0].replace('_', ' ')}: a signal to it would never be delivered",
-                run_id=run_id,
-                status=row[0],
-            )
-        if row[0] == "parked":
-            conn.execute(self._sql("UPDATE runs SET wake_at = 0 WHERE id = ?"), (run_id,))
-
-    @by_run_id(list)
-    def pending_signals(self, run_id: str) -> list[tuple[int, Any]]:
-        rows = self._read(self._sql(_PENDING), (run_id,))
-        return [(int(i), decode_value(run_id, f"signal {i}", e)) for i, e in rows]
-
-    def deliver_signal(
-        self,
-        run_id: str,
-        accept: Callable[[Any], bool],
-        write: Callable[[int, Any], list[tuple[Entry, bytes]]],
-        *,
-        queue: str | None = None,
-    ) -> bool:
-        """Deliver the oldest undelivered signal of ``queue`` (default: the run's own) ``accept`` takes:
-        mark it and journal it in ``run_id``'s journal in one transaction."""
-        with self._tx() as conn:
-            # {for_update}: a second deliverer waits, then sees the signal delivered.
-            for signal_id, blob in conn.execute(self._sql(_PENDING + "{for_update}"), (queue or run_id,)).fetchall():
-                event = decode_value(run_id, f"signal {signal_id}", blob)
-                if accept(event):
-                    entries = write(int(signal_id), event)
-                    self._insert_entries(conn, run_id, entries)
-                    conn.execute(
-                        self._sql("UPDATE signals SET delivered_seq = ? WHERE id = ? AND delivered_seq IS NULL"),
-                        (entries[-1][0].seq, signal_id),
-                    )
-                    return True
-        return False
 
     # -- moving a run between stores (the file format is portable.py's) ----------------
 

@@ -24,8 +24,9 @@ from ..errors import StoreError
 from . import migrations
 from .base import OWNER
 from .common import Heartbeat, lease_seconds, store_timeout
+from .dialect import Dialect, render
 from .rows import Entry
-from .sql import DUE, RESERVE_DUE, Dialect, SQLStore, due_order, render
+from .sql import DUE, RESERVE_DUE, SQLStore, due_order
 
 __all__ = ["SQLiteStore"]
 
