@@ -71,6 +71,7 @@ class ActionSpec:
     _bind: Callable[[Any], tuple[tuple, dict]] = field(default=lambda value: ((value,), {}), repr=False)
     _dump: Callable[[Any], Any] | None = field(default=None, repr=False)
     _keywords: tuple[str, ...] = field(default=(), repr=False)  # fields mode: the parameters the input's keys fill
+    _returns: Any = field(default=None, repr=False)  # the output schema's validator, built at its first use
 
     @property
     def checks(self) -> bool:
@@ -84,6 +85,25 @@ class ActionSpec:
     def arguments(self, value: Any) -> tuple[tuple, dict]:
         """The function's positional and keyword arguments for a validated input."""
         return self._bind(value)
+
+    def output_issues(self, value: Any) -> list[dict[str, str]]:
+        """The issues ``value`` meets as this action's result: ``[]`` when it fits ``output_schema`` (or none
+        is declared). What a saved script's caller is promised (``saved.py``).
+
+        >>> spec_for(lambda: 0, "n", output_schema=int).output_issues("two")[0]["message"]
+        "'two' is not of type 'integer'"
+        """
+        if self.output_schema is None:
+            return []
+        if self._returns is None:
+            from jsonschema import validators
+
+            self._returns = validators.validator_for(self.output_schema)(self.output_schema)
+        try:
+            check_schema(self._returns, value)
+        except InputInvalid as exc:
+            return exc.issues
+        return []
 
     def dump(self, value: Any) -> Any:
         """A returned value as JSON values (models, dataclasses, datetimes, enums, UUIDs converted by pydantic)."""

@@ -85,7 +85,7 @@ class Calls:
             if work.action.is_async:  # it runs on the engine's loop, which must stay free for it
                 self.on_loop.add(slot)
         elif isinstance(work, ChildRun):
-            call = engine.run_child(attempt, slot, work.op, work.spec, work.child_id, work.answers, work.resumed)
+            call = _child(engine, attempt, slot, work)
         else:
             call = _failed(work.error)
         self.starting.append((slot, call))
@@ -320,3 +320,12 @@ def _interrupted(state: AttemptState, slot: int, request: Entry, outcome: Outcom
 
 async def _failed(error: dict[str, Any]) -> Outcome:
     return Outcome("error", error=error)
+
+
+async def _child(engine: Any, attempt: Any, slot: int, work: ChildRun) -> Outcome:
+    """A child run's outcome, its value checked by ``work.returns`` when given (a saved script's output schema)."""
+    outcome: Outcome = await engine.run_child(
+        attempt, slot, work.op, work.spec, work.child_id, work.answers, work.resumed
+    )
+    failure = work.returns(outcome.value) if work.returns is not None and outcome.kind == "ok" else None
+    return outcome if failure is None else Outcome("error", error=failure)

@@ -14,6 +14,7 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,6 +153,8 @@ class ChildRun:
     child_id: str
     answers: Answers
     resumed: bool
+    # A saved script's: the failure its output makes (its output schema refuses it), None when it fits.
+    returns: Callable[[Any], dict[str, Any] | None] | None = None
 
 
 @dataclass(slots=True)

@@ -193,14 +193,38 @@ def _saved(state: AttemptState, item: dict[str, Any], action: Action) -> Effects
         effects.append(Dispatch(slot, FailedCall(failure or _failure(action.name))))
         return effects
     spec = {"script": found.source, "input": item["input"], "name": action.name}
-    return _child_run(state, "delegate", item, spec, version=found.version)
+    return _child_run(state, "delegate", item, spec, returns=_returns(action), version=found.version)
+
+
+def _returns(action: Action) -> Callable[[Any], dict[str, Any] | None] | None:
+    """The check of a saved script's output against its ``output_schema`` (None: none is declared): the
+    caller's declaration promises that type, so a value outside it is the call's failure, journaled."""
+    output_issues = getattr(action.spec, "output_issues", None)  # (agents.catalog.ActionSpec)
+    if output_issues is None or action.spec.output_schema is None:
+        return None
+
+    def returns(value: Any) -> dict[str, Any] | None:
+        issues = output_issues(value)
+        if not issues:
+            return None
+        listed = "; ".join(f"{i['path']}: {i['message']}" for i in issues)
+        return _failure(f"{action.name} returned a value its output_schema refuses: {listed}", "InvalidOutput", issues)
+
+    return returns
 
 
 def _child(state: AttemptState, item: dict[str, Any]) -> Effects:
     return _child_run(state, item["t"], item, None)
 
 
-def _child_run(state: AttemptState, op: str, item: dict[str, Any], spec: Any, **recorded: Any) -> Effects:
+def _child_run(
+    state: AttemptState,
+    op: str,
+    item: dict[str, Any],
+    spec: Any,
+    returns: Callable[[Any], dict[str, Any] | None] | None = None,
+    **recorded: Any,
+) -> Effects:
     slot, attempt = item["s"], state.attempt
     previous = _open(state, item, "call")
     effects: Effects = []
@@ -226,7 +250,9 @@ def _child_run(state: AttemptState, op: str, item: dict[str, Any], spec: Any, **
     interrupt = attempt.journal.interrupt_at(slot)
     pending = interrupt.body.get("interrupts", []) if interrupt is not None else []
     answers = attempt.answers.for_child(pending, slot)
-    work = ChildRun(op, item["input"] if spec is None else spec, child_id, answers, resumed=previous is not None)
+    work = ChildRun(
+        op, item["input"] if spec is None else spec, child_id, answers, resumed=previous is not None, returns=returns
+    )
     effects.append(Dispatch(slot, work))
     return effects
 
