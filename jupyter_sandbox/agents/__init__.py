@@ -3,7 +3,8 @@
 - ``catalog``: each action's name, description and input/output JSON Schema (pydantic, from type hints),
   and the validation a call's input meets where it enters.
 - ``typescript``: the script's world as TypeScript declarations, for a model to read and ``tsc`` to check.
-- ``tool``: ``SandboxTool`` (``Sandbox.tool()``), its OpenAI and Anthropic definitions, and ``ToolResult``.
+- ``tool``: ``SandboxTool`` (``Sandbox.tool()``), its OpenAI and Anthropic definitions.
+- ``tool_result``: ``ToolResult``, what one tool call reports, and the notes under each status.
 - ``content``: the text handed back to the model, cut to a budget by structure.
 
 Reached through the facade: ``sb.catalog()``, ``sb.declarations()``, ``sb.tool()``.
