@@ -21,6 +21,7 @@
     │   └── UnaddressedAnswer  an answer reaches no open interrupt (also a ValueError)
     ├── RunNotFound
     ├── StoreError             the store file is unusable (corrupt, newer schema, read-only)
+    │   └── SandboxClosed      the Sandbox was closed (before this call, or while this run ran)
     └── McpError               an MCP server's tool as an action
         ├── ServerFailed       the server would not start, exited, hung or broke the protocol
         └── ToolFailed         the tool ran and reported a failure
@@ -57,6 +58,7 @@ __all__ = [
     "RunParked",
     "RunPaused",
     "RunStateError",
+    "SandboxClosed",
     "SandboxError",
     "SandboxInterrupt",
     "ScriptError",
@@ -508,6 +510,32 @@ class StoreError(SandboxError):
     def __init__(self, message: str, *, path: str | None = None):
         self.path = path
         super().__init__(message)
+
+
+class SandboxClosed(StoreError):
+    """The ``Sandbox`` was closed: a call made after ``close()``, or a run that ``close()`` stopped.
+
+    ``run_id`` names the run it stopped (None for a refused call). That run's journal keeps every effect
+    recorded before the close, and the run is ``cancelled``: a ``Sandbox`` on the same store resumes it,
+    running nothing recorded again (an in-memory store ends with its Sandbox, and its runs with it).
+
+    >>> str(SandboxClosed("r-1")).split(";")[0]
+    'run r-1 stopped: its Sandbox was closed while it ran'
+    """
+
+    def __init__(self, run_id: str | None = None, *, path: str | None = None):
+        self.run_id = run_id
+        if run_id is None:
+            message = "this Sandbox is closed (its store and its engine loop): make a new one"
+        else:
+            message = (
+                f"run {run_id} stopped: its Sandbox was closed while it ran; "
+                f"Sandbox(<the same store>).resume({run_id!r}) goes on from its journal"
+            )
+        super().__init__(message, path=path)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "run_id": self.run_id}
 
 
 class McpError(SandboxError):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import getpass
 import os
 import socket
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
@@ -23,12 +24,12 @@ from .engine.answers import Answers
 from .engine.attempt import Observer, StartRequest
 from .engine.clock import Clock, SystemClock
 from .engine.journal import CallLog, Journal
-from .engine.loop import hold_engine_loop
+from .engine.loop import LoopHold
 from .engine.nesting import nested
 from .engine.realm import Limits
 from .engine.rollback import rejection_with_rollback
 from .engine.runs import Engine
-from .errors import RunNotFound, RunStateError, StoreError
+from .errors import RunNotFound, RunStateError, SandboxClosed, StoreError
 from .naming import check_action_name, check_name
 from .results import CheckReport, RollbackResult, RunInfo, RunResult, status_word, stored_status
 from .stores import Store, open_store, portable
@@ -75,7 +76,7 @@ class Sandbox:
             self.store, self.limits, clock or SystemClock(), on_progress, scratch=lambda: SQLiteStore(":memory:")
         )
         self._engine.approvers = approvers
-        self._loop = hold_engine_loop()  # given back by close(): the last Sandbox closed stops its thread
+        self._loop = LoopHold()  # given back by close(): the last Sandbox closed stops the loop's thread
         self._closed = False
         self._engine.sync_scripts = self._sync_scripts
         self._scheduler: Any = None
@@ -117,6 +118,7 @@ class Sandbox:
             raise TypeError(f"approval is True, False or a callable of the input, got {approval!r:.60}")
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            self._refuse_if_closed()
             if not callable(fn):
                 raise TypeError(f"an action must be a callable, got {type(fn).__name__}")
             action_name = check_action_name(_name_of(fn, name, "action"), self._engine.actions)
@@ -140,12 +142,14 @@ class Sandbox:
         >>> sb.actions["files.echo"].about
         {'server': 'files'}
         """
+        self._refuse_if_closed()
         self._engine.register_action(action)
 
     def agent(self, fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
         """Register a Python agent: ``ctx.agent({agent: NAME, input})`` runs it as a child run."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            self._refuse_if_closed()
             if not callable(fn):
                 raise TypeError(f"an agent must be a callable, got {type(fn).__name__}")
             agent_name = check_name(_name_of(fn, name, "agent"), self._engine.agents, "agent")
@@ -175,6 +179,7 @@ class Sandbox:
         """
         from .agents.mcp_client import connect
 
+        self._refuse_if_closed()  # a server started now would outlive this Sandbox
         return connect(
             self, self._mcp_servers, name, command, env=env, cwd=cwd, approval=approval, timeout=timeout, revert=revert
         )
@@ -196,6 +201,7 @@ class Sandbox:
         >>> sb.remove_action("echo"), "echo" in sb.actions
         (True, False)
         """
+        self._refuse_if_closed()
         return self._engine.actions.pop(name, None) is not None
 
     # -- code mode (agents/) ------------------------------------------------------------
@@ -326,7 +332,7 @@ class Sandbox:
         """
         started_script()  # (from inside a plain action: it runs on a worker from now on)
         return self._loop.run(
-            self.aeval(
+            self._aeval(
                 source, input, call_log, resume, strict, name=name, actions=actions, limits=limits, observer=observer
             )
         )
@@ -343,6 +349,26 @@ class Sandbox:
         actions: list[str] | None = None,
         limits: Limits | None = None,
         observer: Observer | None = None,
+    ) -> RunResult:
+        """``eval``, awaited on the caller's own loop (or from an ``async def`` action: ``await sb.aeval(...)``)."""
+        return await self._loop.tracked(
+            self._aeval(
+                source, input, call_log, resume, strict, name=name, actions=actions, limits=limits, observer=observer
+            )
+        )
+
+    async def _aeval(
+        self,
+        source: str,
+        input: Any,
+        call_log: list | None,
+        resume: Resume | Iterable[Resume] | None,
+        strict: bool,
+        *,
+        name: str | None,
+        actions: list[str] | None,
+        limits: Limits | None,
+        observer: Observer | None,
     ) -> RunResult:
         _check_arguments(name=name, actions=actions, limits=limits)
         answers = _answers(resume)
@@ -603,9 +629,14 @@ class Sandbox:
         return portable.import_run(self.store, path)
 
     def close(self) -> None:
-        """Stop what this Sandbox started (its scheduler, its MCP servers, its action threads), give back its
-        hold on the engine loop (the last Sandbox to close stops the loop's thread) and close the store.
-        A second ``close()`` does nothing; any other call afterwards is a ``StoreError``.
+        """Stop what this Sandbox started (its runs, its scheduler, its MCP servers, its action threads), give
+        back its hold on the engine loop (the last Sandbox to close stops the loop's thread) and close the store.
+
+        A run still going (``eval`` on another thread, or the run of the action calling ``close``) stops at its
+        next effect: its attempt is recorded ``cancelled``, its caller gets ``SandboxClosed`` naming the run, and
+        a Sandbox on the same store resumes it from its journal. The store closes once those runs have
+        recorded that (from inside an action, just after the action returns). A second ``close()`` does
+        nothing; registering, running or resuming afterwards is a ``SandboxClosed`` (a ``StoreError``).
 
         >>> with Sandbox() as sb:
         ...     sb.eval("return 1").output
@@ -614,6 +645,18 @@ class Sandbox:
         if self._closed:
             return
         self._closed = True
+        self._engine.closing = True
+        if self._loop.stop():
+            self._release()
+        else:  # called by one of its own runs (an action): the rest waits for them, off their threads
+            threading.Thread(target=self._release_when_stopped, name="jupyter-sandbox-close", daemon=True).start()
+
+    def _release_when_stopped(self) -> None:
+        self._loop.wait()
+        self._release()
+
+    def _release(self) -> None:
+        """What ``close`` gives back once no run of this Sandbox is going."""
         self.stop_scheduler()
         if self._mcp_servers:
             from .agents.mcp_client import close_all
@@ -622,6 +665,10 @@ class Sandbox:
         self._engine.executor.shutdown(wait=False, cancel_futures=True)  # its idle threads end now
         self._loop.release()
         self.store.close()
+
+    def _refuse_if_closed(self) -> None:
+        if self._closed:
+            raise SandboxClosed(path=self.store_path)
 
     def __enter__(self) -> Sandbox:
         return self

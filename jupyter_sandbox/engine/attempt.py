@@ -125,6 +125,7 @@ class EngineServices(Protocol):
     actions: dict[str, Action]
     agents: dict[str, Action]
     executor: Executor
+    closing: bool  # its Sandbox is closing: the attempt starts no more calls
 
     def replace_executor(self) -> None:
         """A fresh pool for plain actions (a timed-out thread cannot be stopped, so it is never reused)."""

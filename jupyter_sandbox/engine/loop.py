@@ -14,7 +14,9 @@ helper to its own helper in turn.
 Who owns it: the Sandboxes that hold it. Each ``Sandbox`` takes a hold when it is made
 (``hold_engine_loop``) and gives it back when it closes (``EngineLoop.release``); the last release
 stops the loop, its helpers and their threads, so a process whose Sandboxes are all closed runs no
-engine thread. The next Sandbox starts a fresh loop.
+engine thread. The next Sandbox starts a fresh loop. A Sandbox's hold is a ``LoopHold``: it tracks
+the Sandbox's own work on the loop, so ``close()`` stops that work (each run records ``cancelled``) before
+the store under it closes, even while other Sandboxes keep the loop running.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from ..errors import StoreError
+from ..errors import SandboxClosed, StoreError
 from .pool import lend_this_thread
 
-__all__ = ["EngineLoop", "engine_loop", "here", "hold_engine_loop", "run_inline"]
+__all__ = ["EngineLoop", "LoopHold", "engine_loop", "here", "hold_engine_loop", "run_inline"]
 
 T = TypeVar("T")
 _STACK_BYTES = 64 * 1024 * 1024  # far above any realm's stack limit: QuickJS must overflow first
@@ -260,6 +262,99 @@ def engine_loop() -> EngineLoop:
         if _LOOP is None or _LOOP.closed or not _LOOP.thread.is_alive():
             _LOOP = EngineLoop()
         return _LOOP
+
+
+class LoopHold:
+    """One holder's share of the engine loop (a ``Sandbox``'s): the work it runs there, which ``stop`` ends.
+
+    Each coroutine run or submitted through it is tracked while it runs. ``stop`` cancels what is still
+    running and waits until each has recorded how it ended (a cancelled attempt writes ``cancelled`` to its
+    store), so the holder may close its store afterwards without cutting a run's last writes short. Work it
+    stopped fails with ``SandboxClosed`` naming the run (``stopped_run``), and later work is refused.
+
+    >>> hold = LoopHold()
+    >>> async def two() -> int:
+    ...     return 2
+    >>> hold.run(two())
+    2
+    >>> hold.stop()  # nothing of its own left running
+    True
+    >>> hold.release()
+    """
+
+    def __init__(self) -> None:
+        self.engine = hold_engine_loop()
+        self.closed = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._changed = threading.Condition()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The engine's asyncio loop this hold is on."""
+        return self.engine.loop
+
+    def run(self, work: Coroutine[Any, Any, T]) -> T:
+        """``EngineLoop.run`` for this holder: tracked, and refused once stopped."""
+        self._refuse_if_closed(work)
+        return self.engine.run(self.tracked(work))
+
+    def submit(self, work: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        self._refuse_if_closed(work)
+        return self.engine.submit(self.tracked(work))
+
+    def _refuse_if_closed(self, work: Coroutine[Any, Any, Any]) -> None:
+        if self.closed:
+            work.close()
+            raise SandboxClosed()
+
+    async def tracked(self, work: Coroutine[Any, Any, T]) -> T:
+        """Await ``work`` as this holder's (on any loop: the engine's, a helper, the caller's own)."""
+        if self.closed:
+            work.close()
+            raise SandboxClosed()
+        task = asyncio.current_task()
+        if task is None:  # (not in a task: nothing that stop() could cancel)
+            return await work
+        with self._changed:
+            self._tasks.add(task)
+        try:
+            return await work
+        except asyncio.CancelledError as stopped:
+            if self.closed:  # stopped by stop(), not by the caller: say so, and which run to resume
+                raise SandboxClosed(getattr(stopped, "stopped_run", None)) from None
+            raise
+        finally:
+            with self._changed:
+                self._tasks.discard(task)
+                self._changed.notify_all()
+
+    def stop(self, timeout: float = 30.0) -> bool:
+        """Refuse new work, cancel the work running, and wait (``timeout`` bounds a hang only) until it has
+        ended; True when none is left. Called on a thread that runs some of that work (from inside an action),
+        it cannot wait for it: it returns False at once, and ``wait`` is for another thread to call.
+        """
+        with self._changed:
+            self.closed = True
+            running = list(self._tasks)
+        for task in running:  # (a task that ends before the loop gets to this ends as it would have)
+            task.get_loop().call_soon_threadsafe(task.cancel)
+        if here() is not None or any(_runs_here(t.get_loop()) for t in running):
+            return not running
+        return self.wait(timeout)
+
+    def wait(self, timeout: float = 30.0) -> bool:
+        """Wait until no tracked work runs (at most ``timeout`` seconds); True when none is left."""
+        with self._changed:
+            return self._changed.wait_for(lambda: not self._tasks, timeout)
+
+    def release(self) -> None:
+        self.engine.release()
+
+
+def _runs_here(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether this thread runs ``loop`` (also while an action in place hides it)."""
+    engine = here()
+    return loop is asyncio.events._get_running_loop() or (engine is not None and loop is engine.loop)
 
 
 def hold_engine_loop() -> EngineLoop:

@@ -115,6 +115,8 @@ class Runner:
             if state.ran:
                 self._pump()
             if calls.starting:
+                if attempt.engine.closing:  # its Sandbox closed (an action closed it): nothing more starts
+                    raise asyncio.CancelledError
                 await calls.start()
                 continue
             if state.pausing:

@@ -75,6 +75,7 @@ class Engine:
         self.executor: Executor = ActionPool()
         self.on_progress = on_progress
         self.sync_scripts: Callable[[], None] | None = None  # registers the store's saved scripts (saved.py)
+        self.closing = False  # its Sandbox is closing: a run starts no more calls (it stops, resumable)
         # Who may answer: ``(identity, channel, interrupt) -> bool``, asked before an answer is recorded.
         self.approvers: Callable[[str | None, str | None, Interrupt], Any] | None = None
 
@@ -288,8 +289,9 @@ class Engine:
         )
         try:
             result = await runner.run_attempt()
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as stopped:
             self.store.finish_attempt(run.id, number, "cancelled", runner.state.writer.take(), replayed=0)
+            stopped.stopped_run = run.id  # type: ignore[attr-defined]  # what a closed Sandbox says to resume
             raise
         except BaseException:
             self.store.finish_attempt(run.id, number, "failed", runner.state.writer.take(), replayed=0)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .loop import EngineLoop
+    from .loop import LoopHold
     from .runs import Engine
 
 __all__ = ["Scheduler"]
@@ -26,7 +26,7 @@ log = logging.getLogger("jupyter_sandbox")
 
 class Scheduler:
     def __init__(
-        self, engine: Engine, loop: EngineLoop, interval: float, on_result: Callable[[str, Any], None] | None = None
+        self, engine: Engine, loop: LoopHold, interval: float, on_result: Callable[[str, Any], None] | None = None
     ):
         self.engine, self.loop, self.interval, self.on_result = engine, loop, interval, on_result
         self._future: Any = None
