@@ -28,3 +28,16 @@ def register(sb: Any) -> None:
     sb.action(add)
     sb.action(send_email, approval=True)
     sb.action(book, revert=cancel)
+
+
+def questions(sb: Any) -> None:
+    """A question (``ask``: its answer is its result) and an approval (``pay``), for the answer-value tests."""
+    from jupyter_sandbox import ActionInterrupt
+
+    def ask(q: str, resume: Any = None) -> Any:
+        if resume is None:
+            raise ActionInterrupt(data={"q": q})
+        return {"answer": resume.value}
+
+    sb.action(ask)
+    sb.action(lambda order: order, name="pay", approval=True)

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..engine.answers import Answers
 from ..errors import RunCancelled, RunParked, SandboxError, SandboxInterrupt
-from ..results import RunResult
+from ..results import RollbackResult, RunResult
 from .content import excerpt, render
 from .facade import SandboxLike
 from .tool_result import PAUSED, ROLLED_BACK, WAITING, ToolResult, answered, call_line, console_of, describe, pending_of
@@ -272,6 +272,8 @@ class SandboxTool:
                 outcome=exc,
                 error=self._located(describe(exc), source, run_id),
             )
+        if isinstance(outcome, RollbackResult):  # a rejection that also rolled the run back
+            return self._result_now(outcome.run_id)
         assert isinstance(outcome, RunResult)
         return self._result(
             "completed", outcome.run_id, output=outcome.output, console=outcome.console, outcome=outcome

@@ -24,7 +24,7 @@ from IPython.display import display
 from IPython.utils.process import arg_split
 
 from ..errors import RunCancelled, RunNotFound, RunPaused, SandboxError
-from ..results import STATUSES, RunResult
+from ..results import STATUSES, RollbackResult, RunResult
 from ..sandbox import Sandbox
 from .card_doc import preview
 from .card_html import mismatch_html
@@ -100,7 +100,7 @@ def show_run(
         ran = outcome.run_ids[0]
     if ran and card.run_id is None:
         card.bind(ran)
-    failed = not isinstance(outcome, (RunResult, RunPaused))
+    failed = not isinstance(outcome, (RunResult, RunPaused, RollbackResult))  # (a rejection that rolled back)
     if failed and card.run_id:
         card.error_in_cell = sb.run(ran or card.run_id, journal=False).attempt
     if card.run_id:
