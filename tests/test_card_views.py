@@ -16,8 +16,8 @@ from test_magic import FakeComm, attach, card, cell, ip, testing_shell  # noqa: 
 
 import jupyter_sandbox
 from jupyter_sandbox import ActionInterrupt, Limits, Sandbox
+from jupyter_sandbox.notebook import card_comm, current_session
 from jupyter_sandbox.notebook import cards as card_registry
-from jupyter_sandbox.notebook import current_session
 from jupyter_sandbox.notebook.card_doc import INPUT, card_document
 from jupyter_sandbox.notebook.card_html import card_html
 from jupyter_sandbox.notebook.cards import RunCard, styles_here
@@ -233,7 +233,7 @@ def test_a_renderer_of_a_cells_card_shows_what_that_card_shows(ip):  # noqa: F81
     cell(ip, "", "return await actions.lookup('nope')")
     shown = card().doc
     comm = FakeComm()
-    card_registry._open(comm, {"content": {"data": {"run_id": shown["run_id"], "card": shown["card"]}}})
+    card_comm._open(comm, {"content": {"data": {"run_id": shown["run_id"], "card": shown["card"]}}})
     assert comm.docs()[-1]["error_in_cell"] == 1  # the cell shows the error: the renderer does not repeat it
     other = attach(shown["run_id"])  # a saved card's renderer, no card of this kernel: the card shows the error
     assert other.docs()[-1]["error_in_cell"] is None

@@ -14,9 +14,11 @@ from typing_extensions import TypedDict
 import jupyter_sandbox
 from jupyter_sandbox import notebook
 from jupyter_sandbox.errors import Interrupt
+from jupyter_sandbox.notebook import card_comm
 from jupyter_sandbox.notebook import cards as card_registry
+from jupyter_sandbox.notebook.card_clicks import answer_for
 from jupyter_sandbox.notebook.card_doc import CARD_MIME
-from jupyter_sandbox.notebook.cards import answer_for, cards
+from jupyter_sandbox.notebook.cards import cards
 from jupyter_sandbox.notebook.magics import SandboxMagics
 from jupyter_sandbox.notebook.session import close_session
 
@@ -113,7 +115,7 @@ class FakeComm:
 def attach(run_id, store=None):
     """Open a comm as the labextension's renderer does for a card of ``run_id``."""
     comm = FakeComm()
-    card_registry._open(comm, {"content": {"data": {"run_id": run_id, "store": store}}})
+    card_comm._open(comm, {"content": {"data": {"run_id": run_id, "store": store}}})
     return comm
 
 

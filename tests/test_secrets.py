@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jupyter_sandbox import Sandbox, StoreError
-from jupyter_sandbox.notebook.cards import mask
+from jupyter_sandbox.notebook.card_views import mask
 from jupyter_sandbox.stores import open_store
 from jupyter_sandbox.stores.base import RunRow, new_run_id
 from jupyter_sandbox.stores.urls import masked

@@ -26,9 +26,11 @@ from IPython.utils.process import arg_split
 from ..errors import RunCancelled, RunNotFound, RunPaused, SandboxError
 from ..results import STATUSES, RollbackResult, RunResult
 from ..sandbox import Sandbox
+from .card_clicks import answer_for
 from .card_doc import preview
 from .card_html import mismatch_html
-from .cards import RunCard, answer_for, mask, publish
+from .card_views import mask, publish
+from .cards import RunCard
 from .mcp_command import mcp
 from .scripts_command import scripts
 

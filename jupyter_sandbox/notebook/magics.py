@@ -20,7 +20,8 @@ from traitlets.config import Configurable
 from ..engine.realm import Limits
 from ..sandbox import Sandbox
 from . import commands, tool_card
-from .cards import publish, register_comm_target
+from .card_comm import register_comm_target
+from .card_views import publish
 from .defaults import configured_store, from_namespace, sandbox_for, set_default_store
 from .session import close_session, current
 
