@@ -17,12 +17,12 @@ import pytest
 from jupyter_sandbox import Sandbox
 from jupyter_sandbox.errors import StoreError
 
-# The threads alive once the package is imported (the main one, and the one the quickjs library starts at its
-# import, which the engine never uses): what a closed Sandbox must leave behind, no more.
+# The threads alive before the package is imported (the main one): what a closed Sandbox must leave behind, no
+# more. Importing the package and running scripts start none that outlive it (not the quickjs wrapper's worker).
 BEFORE = """
 import threading
-import jupyter_sandbox
 BEFORE = sorted(t.name for t in threading.enumerate())
+import jupyter_sandbox
 """
 # Threads left after the script closed its Sandboxes: it waits (bounded only against a hang) for the action
 # pool's idle threads, which end on their own once shut down, then prints the names of the new ones alive.
@@ -57,6 +57,18 @@ def test_closing_the_last_sandbox_leaves_no_engine_action_or_helper_thread_runni
         assert run.output == [2, 4], run.output
         sb.start_scheduler(0.05)
         sb.close()
+        """
+    )
+    assert left == []
+
+
+def test_importing_the_package_its_realm_and_its_card_renderer_starts_no_thread():
+    left = threads_left(
+        """
+        import jupyter_sandbox.engine.realm, jupyter_sandbox.notebook.card_html
+        from jupyter_sandbox import Sandbox
+        with Sandbox() as sb:
+            assert sb.eval("return 1").output == 1
         """
     )
     assert left == []

@@ -28,7 +28,9 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
-import quickjs
+# The library's C module itself: its Python wrapper (``quickjs``) starts a worker thread at import, for a
+# ``Function`` helper the engine never uses, and that thread would outlive every Sandbox.
+import _quickjs as quickjs
 
 from ..errors import LimitExceeded, SandboxError, ScriptError
 from ..source import script_lines

@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import quickjs
+import _quickjs as quickjs  # (not the wrapper, whose import starts a thread: engine/realm.py)
 
 __all__ = ["card_html", "es_module", "mismatch_html", "style"]
 
