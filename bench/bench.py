@@ -68,6 +68,7 @@ FIXED_LIVE = "fixed: live run with N = 0"
 FIXED_RESUME = "fixed: resume with N = 0"
 ENGINE_CASES = (LIVE_FILE_ASYNC, LIVE_FILE_SYNC, LIVE_MEM_ASYNC, RESUME_FILE, RESUME_MEM, RESUME_CALL_LOG)
 RESUME_CASES = (RESUME_FILE, RESUME_CALL_LOG)  # --resume: the rows a resume's speed is judged by
+LIVE_CASES = (LIVE_FILE_ASYNC, LIVE_FILE_SYNC, LIVE_MEM_ASYNC)  # --live: the rows the live path is judged by
 CASES = [
     F_COMMIT,
     F_READ,
@@ -348,9 +349,10 @@ def measure(
     workdir: Path,
     log: Callable[[str], None],
     resume_only: bool = False,
+    live_only: bool = False,
 ) -> list[Row]:
     rows: list[Row] = []
-    cases = RESUME_CASES if resume_only else ENGINE_CASES
+    cases = RESUME_CASES if resume_only else LIVE_CASES if live_only else ENGINE_CASES
 
     def engine_samples(n: int, count: int, path: Path) -> dict[str, list[float]]:
         """``count`` repetitions of every engine case at N, interleaved, on a fresh store file."""
@@ -360,6 +362,10 @@ def measure(
             for _ in range(count):
                 seconds, pause = paused_run(writer, "anoop", n)
                 samples[LIVE_FILE_ASYNC].append(seconds)
+                if live_only:  # the live rows alone: no resumes between them
+                    samples[LIVE_FILE_SYNC].append(live_run(writer, "snoop", n)[0])
+                    samples[LIVE_MEM_ASYNC].append(live_run(memory, "anoop", n)[0])
+                    continue
                 # Resumed through a second Sandbox on the same file (its own SQLite connection), as
                 # another kernel would: the journal is read from the file.
                 samples[RESUME_FILE].append(resume_run(resumer, pause.run_id, n))
@@ -383,7 +389,8 @@ def measure(
     log(f"N = 0 baseline ({base_reps} reps)")
     base = {case: median(s) for case, s in engine_samples(0, base_reps, workdir / "n0.sqlite").items() if s}
     rows.append(Row(FIXED_LIVE, 0, base[LIVE_FILE_ASYNC] * 1e3, None))
-    rows.append(Row(FIXED_RESUME, 0, base[RESUME_FILE] * 1e3, None))
+    if not live_only:
+        rows.append(Row(FIXED_RESUME, 0, base[RESUME_FILE] * 1e3, None))
 
     for n in ns:
         count = reps[n]
@@ -391,17 +398,19 @@ def measure(
         floors: dict[str, list[float]] = {F_COMMIT: [], F_READ: [], F_ROUNDTRIP: [], F_INREALM: []}
         for _rep in range(count):
             floors[F_COMMIT].append(floor_commit(workdir / f"floor-{n}.sqlite", n))
-            floors[F_READ].append(floor_read(workdir / f"floor-{n}.sqlite", n))
             floors[F_ROUNDTRIP].append(floor_roundtrip(n))
-            floors[F_INREALM].append(floor_inrealm(n))
-        floor_us = {case: median(s) / n * 1e6 for case, s in floors.items()}
+            if not live_only:  # (the live rows' floor is a commit and a round trip)
+                floors[F_READ].append(floor_read(workdir / f"floor-{n}.sqlite", n))
+                floors[F_INREALM].append(floor_inrealm(n))
+        floor_us = {case: median(s) / n * 1e6 for case, s in floors.items() if s}
         for case in (F_COMMIT, F_READ, F_ROUNDTRIP, F_INREALM):
-            rows.append(Row(case, n, median(floors[case]) * 1e3, floor_us[case]))
+            if case in floor_us:
+                rows.append(Row(case, n, median(floors[case]) * 1e3, floor_us[case]))
 
         samples = engine_samples(n, count, workdir / f"engine-{n}.sqlite")
         durable_floor = floor_us[F_COMMIT] + floor_us[F_ROUNDTRIP]
         # A resumed action: at least the round trip that made it live, and the await that serves it in the realm.
-        replay_floor = floor_us[F_ROUNDTRIP] + floor_us[F_INREALM]
+        replay_floor = floor_us[F_ROUNDTRIP] + floor_us.get(F_INREALM, 0.0)
         plan = [
             (LIVE_FILE_ASYNC, durable_floor, LIVE_TARGET_US, False),
             (LIVE_FILE_SYNC, durable_floor, LIVE_TARGET_US, False),
@@ -520,12 +529,20 @@ def main(argv: list[str] | None = None) -> int:
         help="only the resume rows (by run id from the file, and from a bare call log) at N = 1,000, 5,000, "
         "20,000, beside their floors",
     )
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="only the live rows (file store async def and def, :memory: async def) at N = 1,000 and 5,000, "
+        "beside their floors",
+    )
     args = parser.parse_args(argv)
 
     if args.quick:
         ns, reps, base_reps = [100, 1_000], {100: 3, 1_000: 3}, 3
     elif args.resume:
         ns, reps, base_reps = [1_000, 5_000, 20_000], {1_000: 5, 5_000: 5, 20_000: 3}, 5
+    elif args.live:
+        ns, reps, base_reps = [1_000, 5_000], {1_000: 5, 5_000: 5}, 5
     else:
         ns, reps, base_reps = [100, 1_000, 5_000, 20_000], {100: 7, 1_000: 5, 5_000: 5, 20_000: 3}, 7
 
@@ -535,10 +552,10 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     info = machine_info()
     with tempfile.TemporaryDirectory(prefix="jsbx-bench-") as tmp:
-        rows = measure(ns, reps, base_reps, Path(tmp), log, resume_only=args.resume)
+        rows = measure(ns, reps, base_reps, Path(tmp), log, resume_only=args.resume, live_only=args.live)
     elapsed = time.perf_counter() - started
 
-    mode = "quick" if args.quick else "resume" if args.resume else "full"
+    mode = "quick" if args.quick else "resume" if args.resume else "live" if args.live else "full"
     lines = [
         f"# jupyter_sandbox engine benchmark ({mode} run, {time.strftime('%Y-%m-%d %H:%M:%S')})",
         "",

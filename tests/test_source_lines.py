@@ -158,3 +158,23 @@ def test_the_scripts_own_stack_limit_is_kept_across_a_call(sb):
 
     source = "Error.stackTraceLimit = 1\nawait actions.echo(1)\nreturn new Error('x').stack.split('\\n').length"
     assert sb.eval(source).output == 2  # one frame and the trailing newline's empty line
+
+
+def test_a_live_call_records_its_own_line_inside_a_function_named_like_a_frame(sb):
+    @sb.action
+    def echo(x):
+        return x
+
+    # The name puts ":25000:3" at the end of a line of the stack text: only the call's own frame counts.
+    name = '"a:25000:3\\nb"'
+    source = f"const o = {{[{name}]: async () => {{ await actions.echo(1) }}}}\nawait o[{name}]()\nreturn 1"
+    assert _call_lines(sb, source) == [1]
+
+
+def test_a_live_call_handed_over_as_a_value_records_the_scripts_line(sb):
+    @sb.action
+    def echo(x):
+        return x
+
+    source = "const a = actions.echo\nawait a(1)\nawait Promise.all([2, 3].map(actions.echo))\nreturn 1"
+    assert _call_lines(sb, source) == [2, 3, 3]

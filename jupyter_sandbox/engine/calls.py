@@ -58,6 +58,8 @@ class Calls:
         self.in_place = 0  # calls run in place since the loop last had a turn
         self.watched: float | None = None  # when the lone call in flight started (loop time), if deferred
         self._ticker: asyncio.TimerHandle | None = None
+        # (Store) whether the lease is certainly still held; a lapsed lease: the call's write fences
+        self._fresh: Callable[[str, int], bool] | None = getattr(state.attempt.store, "lease_fresh", None)
 
     def abandon(self) -> None:
         """Stop what is in flight (the run is ending); calls never started are closed, not run."""
@@ -169,14 +171,12 @@ class Calls:
         """
         state = self.state
         request = state.requests.get(slot)
-        fresh = getattr(state.attempt.store, "lease_fresh", None)  # (Store) a lapsed lease: the call's write fences
-        return (
-            request is not None
-            and request.body.get("op") == "call"
-            and all(entry.kind in _DEFERRABLE for entry, _ in state.writer.pending)
-            and fresh is not None
-            and fresh(state.attempt.run.id, state.writer.attempt)
-        )
+        if request is None or request.body.get("op") != "call" or self._fresh is None:
+            return False
+        for entry, _ in state.writer.pending:
+            if entry.kind not in _DEFERRABLE:
+                return False
+        return self._fresh(state.attempt.run.id, state.writer.attempt)
 
     def watch(self) -> None:
         """Have the lone call now starting committed if it still runs ``_VISIBLE_AFTER`` from now.

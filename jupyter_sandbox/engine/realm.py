@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -42,6 +43,9 @@ __all__ = ["Limits", "Realm", "LINE_OFFSET"]
 _JS = Path(__file__).parent / "js"
 LINE_OFFSET = 20000  # larger than the prelude and its shims, so frames past it are the script's
 _FRAME = re.compile(r"<input>:(\d+):(\d+)")
+# The requests' JSON is the prelude's own (one array, nothing around it): read by the decoder's scanner
+# alone, without ``json.loads``'s checks for what only another writer would send (a BOM, whitespace).
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def _prelude_source() -> str:
@@ -155,7 +159,7 @@ class Realm:
 
     def _requests(self, text: str) -> list[dict[str, Any]]:
         """The script's queued requests; a limit the prelude saw reached fails the run, whatever the script caught."""
-        items: list[dict[str, Any]] = json.loads(text)
+        items: list[dict[str, Any]] = _SCAN(text, 0)[0]
         for item in items:
             if item.get("t") == "limit":
                 raise self._limit_reached(item.get("limit"), item.get("line"))

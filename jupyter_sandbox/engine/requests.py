@@ -148,7 +148,10 @@ def _call(state: AttemptState, item: dict[str, Any]) -> Effects:
         asked = previous.body.get("approval")
     else:
         # The optional fields only when set: most calls have no description, and every row is read back
-        optional = {k: item[k] for k in ("description", "line") if item.get(k) is not None}
+        optional = {}
+        for field in ("description", "line"):
+            if item.get(field) is not None:
+                optional[field] = item[field]
         # Whether the call needs approval is decided once, here, and journaled: a resume in a process
         # that registered the action otherwise (or a policy that would now say otherwise) changes nothing.
         if action.approval is not False:

@@ -19,6 +19,7 @@ const ObjectFreeze = Object.freeze;
 const ObjectDefine = Object.defineProperty;
 const isArray = Array.isArray;
 const NumberIsFinite = Number.isFinite;
+const NumberIsInteger = Number.isInteger;
 const StringCtor = String;
 const ErrorCtor = Error;
 const TypeErrorCtor = TypeError;
@@ -36,6 +37,7 @@ const reExec = uncurry(RegExp.prototype.exec);
 const toWellFormed = uncurry(String.prototype.toWellFormed);
 const isWellFormed = uncurry(String.prototype.isWellFormed);
 const strSlice = uncurry(String.prototype.slice);
+const strLastIndexOf = uncurry(String.prototype.lastIndexOf);
 const promiseThen = uncurry(Promise.prototype.then);
 const promiseResolve = Promise.resolve.bind(Promise);
 const promiseReject = Promise.reject.bind(Promise);
@@ -335,19 +337,33 @@ const stackHolder = table();
 // deeper one (none today) is still found, by a whole stack.
 const CALL_FRAMES = 3;
 
-function scriptLocation(below) {
+function scriptLocation(below, frames) {
   if (below !== undefined) {
     const limit = getStackLimit(ErrorCtor);
-    setStackLimit(ErrorCtor, CALL_FRAMES);
+    setStackLimit(ErrorCtor, frames);
     try {
       captureStack(stackHolder, below);
     } finally {
       setStackLimit(ErrorCtor, limit);
     }
-    const at = firstScriptFrame(stackHolder.stack);
+    const at = frames === 1 ? onlyFrame(stackHolder.stack) : firstScriptFrame(stackHolder.stack);
     if (at !== null) return at;
   }
   return firstScriptFrame(errorStack(new ErrorCtor()));
+}
+
+// A one-frame stack's ":LINE:COLUMN" (its end, before ")\n"), if that frame is the script's: read by hand, a regular
+// expression costs a live call more than the capture itself.
+function onlyFrame(stack) {
+  if (typeof stack !== "string") return null;
+  let end = stack.length;
+  if (end > 0 && stack[end - 1] === "\n") end--;
+  if (end > 0 && stack[end - 1] === ")") end--;
+  const colon = strLastIndexOf(stack, ":", end - 1);
+  const before = colon > 0 ? strLastIndexOf(stack, ":", colon - 1) : -1;
+  if (before < 0) return null;
+  const line = +strSlice(stack, before + 1, colon), column = +strSlice(stack, colon + 1, end);
+  return line > lineOffset && NumberIsInteger(line) && NumberIsInteger(column) ? [line - lineOffset, column] : null;
 }
 
 // The first frame below lineOffset's block: the script's own line.
@@ -363,8 +379,8 @@ function firstScriptFrame(stack) {
 // or more: the script's start past lineOffset (20000, realm.py), the prelude's have four, so they are skipped.
 const SCRIPT_FRAMES = /:(\d{5,}):(\d+)\)?$/gm;
 
-function locationText(below) {
-  const at = scriptLocation(below);
+function locationText(below, frames) {
+  const at = scriptLocation(below, frames);
   return at === null ? "" : `,"line":${at[0]},"column":${at[1]}`;
 }
 
@@ -532,7 +548,7 @@ function settleWith(res, rej, action, ok, value, error) {
 // An effect the script asked for. ``inputText`` is its canonical input (the
 // end of its key); ``extra`` adds the kind's own fields to a live request. The
 // texts a replayed effect never needs are not built for it.
-function effect(op, key, name, inputText, extra) {
+function effect(op, key, name, inputText, extra, caller) {
   let rec;
   try {
     rec = reserve(key, op, name, inputText);
@@ -548,7 +564,8 @@ function effect(op, key, name, inputText, extra) {
     }
     pending[s] = [res, rej, name];
     // A live call records where the script made it: a failure can then point at its line (agents/tool.py).
-    const at = op === "call" || op === "delegate" || op === "agent" ? locationText(effect) : "";
+    const at = caller !== undefined ? locationText(caller, 1)
+      : op === "call" || op === "delegate" || op === "agent" ? locationText(effect, CALL_FRAMES) : "";
     push(`{"t":"${op}","s":${s},"key":${JSONstringify(key)},"name":${JSONstringify(name)},"input":${inputText}${extra}${at}}`);
   });
 }
@@ -771,7 +788,7 @@ function unknownAction(name) {
   return new ActionError(text, `no action named ${str(shown)} is registered${hint} (available: ${actionList})`);
 }
 
-function callAction(name, input, options) {
+function callAction(name, input, options, caller) {
   if (typeof name !== "string" || actionNames[name] !== true) return promiseReject(unknownAction(name));
   let inputText;
   try {
@@ -781,7 +798,7 @@ function callAction(name, input, options) {
   }
   const extra = options && options.description !== undefined && options.description !== null
     ? `,"description":${str(options.description)}` : "";
-  return effect("call", `tool|${name}|${inputText}`, name, inputText, extra);
+  return effect("call", `tool|${name}|${inputText}`, name, inputText, extra, caller);
 }
 
 function child(op, spec) {
@@ -998,7 +1015,8 @@ function installGlobals(settings) {
   const actions = ObjectCreate(unregistered);
   for (const name of settings.actions) {
     const [holder, key] = namespaceFor(actions, name);
-    put(holder, key, (input, options) => callAction(name, input, options));
+    const call = (input, options) => callAction(name, input, options, call);
+    put(holder, key, call);
   }
   G.actions = freezeDeep(actions);
   G.ctx = ObjectFreeze(ctx);
