@@ -1,128 +1,40 @@
-"""The ``%sandbox`` line subcommands, and what the cell and line magics share.
+"""The ``%sandbox`` line subcommands: the line parsed, and each subcommand run (``dispatch``).
 
 Each subcommand is a function ``(magics, args)`` with its own
 ``@magic_arguments`` parser; ``HELP`` (the line magic's docstring) is built
 from them. A RUN may be given as a run id, a run's ``--name`` (its newest run),
 or a unique prefix of an id. JSON arguments: quote them with single quotes
 when they contain spaces (``--answer '{"approved": true}'``); ``signal`` takes
-the rest of the line as JSON, no quotes needed.
+the rest of the line as JSON, no quotes needed. A run a subcommand resumes is
+shown as a cell's is (cell_run.py); ``runs``, ``scripts`` and ``mcp`` have
+modules of their own.
+
+>>> dispatch(magics, "resume my-run --answer true")    # what `%sandbox resume my-run --answer true` does
 """
 
 from __future__ import annotations
 
 import html as _html
 import json
-import re
-import time
-from collections.abc import Callable
-from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 from IPython.utils.process import arg_split
 
-from ..errors import RunCancelled, RunNotFound, RunPaused, SandboxError
-from ..results import STATUSES, RollbackResult, RunResult
+from ..errors import RunNotFound, SandboxError
 from ..sandbox import Sandbox
 from .card_clicks import answer_for
-from .card_doc import preview
 from .card_html import mismatch_html
-from .card_views import mask, publish
+from .card_views import publish
 from .cards import RunCard
+from .cell_run import Magics, OutputVar, quiet, show_run
 from .mcp_command import mcp
+from .runs_command import runs
 from .scripts_command import scripts
 
-
-class Magics(Protocol):
-    """What the subcommands need of the magics that call them (``magics.SandboxMagics``)."""
-
-    shell: Any
-    show_timeline: bool
-
-    def sandbox(self, store: str | None = None) -> Sandbox: ...
-
-    def lookup(self, name: str, option: str) -> Any: ...
-
-
-__all__ = ["HELP", "OutputVar", "dispatch", "quiet", "resolve_run", "show_run"]
-
-
-# -- shared by the cell and the line magic ------------------------------------------------
-
-
-class OutputVar:
-    """``-o NAME``: stores a finished run's output into the user's namespace."""
-
-    def __init__(self, namespace: dict[str, Any], name: str):
-        if not name.isidentifier():
-            raise UsageError(f"-o {name}: not a valid Python variable name")
-        self.namespace, self.name = namespace, name
-
-    def __call__(self, value: Any) -> None:
-        self.namespace[self.name] = value
-
-
-def quiet(error: BaseException) -> BaseException:
-    """The error, shown by IPython as its message only (no Python frames: they are ours, not the user's)."""
-    text, name = str(error), type(error).__name__
-    named = text.startswith(f"{name}: ") or re.match(rf"workflow\.js:[\d:]+ {name}: ", text)
-    lines = (text if named else f"{name}: {text}").splitlines()  # the prefix once
-    error._render_traceback_ = lambda: lines  # type: ignore[attr-defined]
-    return error
-
-
-def show_run(
-    magics: Magics,
-    sb: Sandbox,
-    title: str,
-    start: Callable[[Any], Any],
-    *,
-    run_id: str | None = None,
-    out: str | None = None,
-    live: bool = True,
-) -> Any:
-    """Display the run's card, run ``start(observer)``; a failure becomes the cell's (frameless) error, shown once.
-
-    The card reads the store; the other cards of the same run (another cell's) are refreshed
-    too, and ``-o`` is filled whenever the run completes, also later (a click, the scheduler).
-    """
-    store_output = OutputVar(magics.shell.user_ns, out) if out else None
-    card = RunCard(sb, run_id, title, store_output, out, timeline=magics.show_timeline).show()
-    started = time.time()
-    try:
-        outcome: Any = start(card.observer() if live else None)
-    except KeyboardInterrupt:
-        outcome = RunCancelled(_cancelled(sb, card.run_id, started))
-    except (SandboxError, TypeError, ValueError) as exc:  # TypeError/ValueError: input or answer not JSON
-        outcome = exc
-    ran = getattr(outcome, "run_id", None)
-    if isinstance(outcome, RunResult) and outcome.run_ids:
-        ran = outcome.run_ids[0]
-    if ran and card.run_id is None:
-        card.bind(ran)
-    failed = not isinstance(outcome, (RunResult, RunPaused, RollbackResult))  # (a rejection that rolled back)
-    if failed and card.run_id:
-        card.error_in_cell = sb.run(ran or card.run_id, journal=False).attempt
-    if card.run_id:
-        publish(card.run_id, sb)  # this card, and every other card of the run (the cell that started it)
-    elif card.handle is not None:
-        card.handle.update({"text/plain": ""}, raw=True)  # no run was made (a lint error): the error says it all
-    if not failed:
-        return outcome
-    raise quiet(outcome) from None  # RunCancelled too: the stop button must stop "run all" here
-
-
-def _cancelled(sb: Sandbox, run_id: str | None, started: float) -> str | None:
-    """The cancelled run's id, once the engine has recorded it (at most 2 s)."""
-    if run_id is None:  # stopped before its first effect, so before the card heard of it
-        newest = sb.runs(limit=1)
-        run_id = newest[0].id if newest and newest[0].created >= started else None
-    deadline = time.monotonic() + 2.0  # the loop does not wait for the engine to record the cancellation
-    while run_id and sb.run(run_id, journal=False).status == "running" and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return run_id
+__all__ = ["HELP", "dispatch", "resolve_run"]
 
 
 def resolve_run(sb: Sandbox, text: str) -> str:
@@ -154,114 +66,7 @@ def _json(text: str, what: str) -> Any:
         raise UsageError(f"{what} must be JSON ({exc}); quote it with single quotes: '{{\"ok\": true}}'") from None
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _when(t: float | None) -> str:
-    return datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S") if t else ""
-
-
 # -- subcommands ---------------------------------------------------------------------------
-
-
-@magic_arguments(name="sandbox runs")
-@argument("--status", help=f"only runs with this status ({', '.join(STATUSES)})")
-@argument("--all", action="store_true", help="child runs too")
-@argument("--limit", type=int, default=50, help="at most this many, newest first (default 50)")
-@argument(
-    "--pending",
-    action="store_true",
-    help="only runs waiting for an answer: each open interrupt, what it waits for, and how to answer it",
-)
-def runs(magics: Magics, sb: Sandbox, args: Any) -> None:
-    """List the store's runs: id, name, status, attempts, times, and their output, error or wake time."""
-    if args.pending:
-        return _pending_runs(sb, args.limit)
-    rows = sb.runs(status=args.status, limit=args.limit, include_children=args.all)
-    where = mask(sb.store_path)
-    if not rows:
-        which = f"{args.status} " if args.status else ""
-        display(
-            {
-                "text/plain": f"no {which}runs in {where}",
-                "text/html": f"<i>no {_html.escape(which)}runs in <code>{_html.escape(where)}</code></i>",
-            },
-            raw=True,
-        )
-        return
-    table = []
-    for r in rows:
-        note = (
-            preview(r.output, 60)
-            if r.status == "completed"
-            else f"wakes {_when(r.wake_at / 1000)}"
-            if r.status == "parked" and r.wake_at
-            else (r.error or {}).get("name", "")
-            if isinstance(r.error, dict)
-            else ""
-        )
-        table.append((r.id, r.name or "", sb.status(r), str(r.attempt), _when(r.created), _when(r.updated), note))
-    head = ("id", "name", "status", "attempts", "created", "updated", "output / note")
-    widths = [max(len(x) for x in col) for col in zip(head, *table, strict=True)]
-    text = "\n".join("  ".join(c.ljust(n) for c, n in zip(row, widths, strict=True)).rstrip() for row in [head, *table])
-    e = _html.escape
-    cells = "".join(
-        "<tr><td><code>{}</code></td>{}</tr>".format(e(row[0]), "".join(f"<td>{e(c)}</td>" for c in row[1:]))
-        for row in table
-    )
-    html = (
-        f'<div>runs in <code>{e(where)}</code></div><table class="jsbx-runs"><thead><tr>'
-        + "".join(f"<th>{e(c)}</th>" for c in head)
-        + f"</tr></thead><tbody>{cells}</tbody></table>"
-    )
-    display({"text/plain": f"runs in {where}\n{text}", "text/html": html}, raw=True)
-
-
-def _pending_runs(sb: Sandbox, limit: int) -> None:
-    """``runs --pending``: one row per open interrupt of a paused run (a child's shows under its top-level run)."""
-    where = mask(sb.store_path)
-    table = []
-    for r in sb.runs(status="paused", limit=limit):
-        for p in RunCard(sb, r.id).pending():  # what the card's buttons would answer, children's included
-            table.append(
-                (
-                    r.id,
-                    r.name or "",
-                    p["id"],
-                    p["name"],
-                    "approval" if p["approval"] else "interrupt",
-                    _when(r.updated),
-                    _clip((p["data"] or {}).get("p") or "", 60),
-                )
-            )
-    if not table:
-        display(
-            {
-                "text/plain": f"no runs waiting for an answer in {where}",
-                "text/html": f"<i>no runs waiting for an answer in <code>{_html.escape(where)}</code></i>",
-            },
-            raw=True,
-        )
-        return
-    head = ("run", "name", "interrupt", "waits for", "kind", "since", "data")
-    widths = [max(len(x) for x in col) for col in zip(head, *table, strict=True)]
-    text = "\n".join("  ".join(c.ljust(n) for c, n in zip(row, widths, strict=True)).rstrip() for row in [head, *table])
-    hint = "answer with `%sandbox resume RUN --id INTERRUPT --answer JSON` (or --reject REASON)"
-    e = _html.escape
-    cells = "".join(
-        "<tr>"
-        + "".join(f"<td><code>{e(c)}</code></td>" if i in (0, 2) else f"<td>{e(c)}</td>" for i, c in enumerate(row))
-        + "</tr>"
-        for row in table
-    )
-    html = (
-        f'<div>waiting for an answer in <code>{e(where)}</code></div><table class="jsbx-runs"><thead><tr>'
-        + "".join(f"<th>{e(c)}</th>" for c in head)
-        + f"</tr></thead><tbody>{cells}</tbody></table>"
-        + f"<div><small>{e(hint)}</small></div>"
-    )
-    display({"text/plain": f"waiting for an answer in {where}\n{text}\n{hint}", "text/html": html}, raw=True)
 
 
 @magic_arguments(name="sandbox show")

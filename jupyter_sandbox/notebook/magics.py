@@ -22,6 +22,7 @@ from ..sandbox import Sandbox
 from . import commands, tool_card
 from .card_comm import register_comm_target
 from .card_views import publish
+from .cell_run import show_run
 from .defaults import configured_store, from_namespace, sandbox_for, set_default_store
 from .session import close_session, current
 
@@ -160,7 +161,7 @@ class SandboxMagics(Magics, Configurable):
         limits = self.limits(sb, args)
         strict = args.strict or self.strict
         script = "\n" + cell  # the %%sandbox line counts: line N of an error is line N of the cell's editor
-        commands.show_run(
+        show_run(
             self,
             sb,
             args.name or "%%sandbox",
