@@ -11,6 +11,7 @@
     │   └── InvalidEdit        an edited approval's input its action's schema refuses
     ├── InputInvalid           a call's input its action's schema refuses
     ├── ChildSpecError         a ctx.delegate / ctx.agent spec that cannot run (also a TypeError)
+    ├── RegistrationError      an action, agent or saved script refused at registration (also a ValueError, TypeError)
     ├── RunPaused              the run stopped and can be resumed
     │   ├── SandboxInterrupt   an action needs an answer
     │   └── RunParked          the run waits on a timer or an event
@@ -52,6 +53,7 @@ __all__ = [
     "LimitExceeded",
     "LintError",
     "McpError",
+    "RegistrationError",
     "RunBusyError",
     "RunCancelled",
     "RunNotFound",
@@ -373,6 +375,16 @@ class InputInvalid(SandboxError):
 
 class ChildSpecError(SandboxError, TypeError):
     """A ``ctx.delegate`` / ``ctx.agent`` spec that cannot be run; the script sees it as an ``ActionError``."""
+
+
+class RegistrationError(SandboxError, ValueError, TypeError):
+    """An action, agent or saved script that cannot be registered as given: a name the rule refuses
+    (``naming.check_name``), one in the saved scripts' namespace, a replacement of another kind, an ``Action``
+    with ``saved=`` handed to ``add_action``. Also a ``ValueError`` and a ``TypeError``, what these were before.
+
+    >>> isinstance(RegistrationError("bad name"), (SandboxError, ValueError, TypeError))
+    True
+    """
 
 
 @dataclass

@@ -29,7 +29,7 @@ from .engine.nesting import nested
 from .engine.realm import Limits
 from .engine.rollback import rejection_with_rollback
 from .engine.runs import Engine
-from .errors import RunNotFound, RunStateError, SandboxClosed, StoreError
+from .errors import RegistrationError, RunNotFound, RunStateError, SandboxClosed, StoreError
 from .naming import check_action_name, check_name
 from .results import CheckReport, RollbackResult, RunInfo, RunResult, status_word, stored_status
 from .stores import Store, open_store, portable
@@ -107,8 +107,10 @@ class Sandbox:
         returns (``agents/catalog.py``).
         ``name`` (default: the function's name) is one or more identifiers joined by dots
         (``files.read_file``), none a member of JavaScript's ``Object.prototype`` (``__proto__``,
-        ``constructor``, ``toString``, ...) and not the namespace of another action: else ``ValueError``
-        (``naming.check_name``). The action gets its own copy of each input and answer.
+        ``constructor``, ``toString``, ...), not the namespace of another action, nor in ``scripts`` (the saved
+        scripts'): else ``RegistrationError``, also a ``ValueError`` (``naming.check_name``). Registering a name
+        again (a cell run again) replaces the action; over an MCP tool of that name it is refused.
+        The action gets its own copy of each input and answer.
         ``revert(input, result)`` undoes a completed call: ``rollback(run_id)`` runs it (README "Code mode").
         """
         if revert is not None and not callable(revert):
@@ -120,7 +122,7 @@ class Sandbox:
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             self._refuse_if_closed()
             if not callable(fn):
-                raise TypeError(f"an action must be a callable, got {type(fn).__name__}")
+                raise RegistrationError(f"an action must be a callable, got {type(fn).__name__}")
             action_name = check_action_name(_name_of(fn, name, "action"), self._engine.actions)
             spec = None
             if input_schema is not None or output_schema is not None or getattr(fn, "__annotations__", None):
@@ -134,8 +136,10 @@ class Sandbox:
 
     def add_action(self, action: Action) -> None:
         """Register an ``Action`` built whole (its ``spec``, ``about``, ``revert`` given): the step ``action``,
-        saved scripts and MCP tools all take (``Engine.register_action``). A bad or taken name is the
-        ``ValueError`` of ``action``; the same name again replaces the action.
+        and MCP tools take (``Engine.register_action``). A bad or taken name is the ``RegistrationError`` of
+        ``action``; the same name again replaces an action of the same kind (a Python function, an MCP server's
+        tool), and refuses one of another kind. A saved script is registered from the store
+        (``save_script``): an ``Action`` with ``saved=`` is refused here.
 
         >>> sb = Sandbox()
         >>> sb.add_action(Action("files.echo", lambda x: x, about={"server": "files"}))
@@ -143,6 +147,11 @@ class Sandbox:
         {'server': 'files'}
         """
         self._refuse_if_closed()
+        if action.saved is not None:
+            raise RegistrationError(
+                f"action {action.name!r}: saved= is the store's (a saved script is registered from it, as "
+                "scripts.NAME); use sb.save_script(name, source) to keep a script"
+            )
         self._engine.register_action(action)
 
     def agent(self, fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
@@ -151,7 +160,7 @@ class Sandbox:
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             self._refuse_if_closed()
             if not callable(fn):
-                raise TypeError(f"an agent must be a callable, got {type(fn).__name__}")
+                raise RegistrationError(f"an agent must be a callable, got {type(fn).__name__}")
             agent_name = check_name(_name_of(fn, name, "agent"), self._engine.agents, "agent")
             self._engine.agents[agent_name] = Action(agent_name, fn)
             return fn
@@ -704,7 +713,7 @@ def _name_of(fn: Callable[..., Any], name: Any, what: str) -> Any:
         return name
     own = getattr(fn, "__name__", None)
     if own is None:
-        raise TypeError(f"this {what} ({type(fn).__name__}) has no __name__: register it with name=...")
+        raise RegistrationError(f"this {what} ({type(fn).__name__}) has no __name__: register it with name=...")
     return own
 
 

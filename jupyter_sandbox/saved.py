@@ -12,8 +12,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from .actions import Action
-from .errors import RunStateError
-from .naming import check_action_name, check_name
+from .errors import RegistrationError, RunStateError
+from .naming import SAVED_NAMESPACE, check_action_name, check_name
 from .values import json_copy
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["NAMESPACE", "remove", "removed", "save", "sync"]
 
-NAMESPACE = "scripts"
+NAMESPACE = SAVED_NAMESPACE
 
 log = logging.getLogger("jupyter_sandbox")
 
@@ -40,7 +40,7 @@ def save(
     """Check and store a new version of ``name``: from ``source``, or from run ``run_id``'s source."""
     check_name(name, (), "script")
     if "." in name:
-        raise ValueError(f"a saved script's name is one identifier (it becomes scripts.{name}), got {name!r}")
+        raise RegistrationError(f"a saved script's name is one identifier (it becomes scripts.{name}), got {name!r}")
     if (source is None) == (run_id is None):
         raise TypeError("save_script takes the script's source or run_id=, one of them")
     if run_id is not None:
@@ -90,7 +90,7 @@ def sync(engine: Engine) -> None:
             continue
         try:
             engine.register_action(_action(full, script))
-        except ValueError:
+        except RegistrationError:
             continue  # beside an action of the user's own (save refuses that; another process may not have): kept
         except TypeError as exc:  # a schema this version cannot use (saved by another): that script alone is left out
             log.warning("the saved script %s is not registered: %s", full, exc)

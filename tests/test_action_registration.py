@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_action_names import NAMES
 
-from jupyter_sandbox import Sandbox
+from jupyter_sandbox import RegistrationError, Sandbox, SandboxError
 from jupyter_sandbox.actions import Action
 from jupyter_sandbox.engine.runs import Engine
 
@@ -67,23 +67,81 @@ def test_an_mcp_tool_inside_a_registered_action_is_refused_as_a_decorated_action
     assert sorted(sb.actions) == ["raw"]
 
 
-@pytest.mark.parametrize("taken", ["scripts", "scripts.mine"])
-def test_a_saved_script_beside_or_under_a_registered_action_is_refused_when_saved(sb, taken):
-    sb.action(lambda n: n, name=taken)
-    with pytest.raises(ValueError):
-        sb.save_script("mine", "return 1")
-    assert sorted(sb.actions) == [taken] and sb.scripts() == []
+@pytest.mark.parametrize("name", ["scripts", "scripts.mine", "scripts.mine.deeper"])
+def test_no_action_but_a_saved_script_may_take_a_name_in_the_scripts_namespace(sb, name):
+    with pytest.raises(RegistrationError, match="the namespace 'scripts' is the saved scripts'"):
+        sb.action(lambda n: n, name=name)
+    with pytest.raises(RegistrationError, match="saved scripts'"):
+        sb.add_action(Action(name, lambda n: n))
+    assert sb.actions == {}
+    sb.save_script("mine", "return 1")
+    assert sb.eval("return await actions.scripts.mine()").output == 1
 
 
-def test_a_script_saved_elsewhere_inside_an_action_registered_here_is_not_registered_and_the_action_stays(
-    store_path,
-):
-    with Sandbox(store_path) as here, Sandbox(store_path) as elsewhere:
-        here.action(lambda n: n + 1, name="scripts")  # the saving sandbox does not know of it
-        elsewhere.save_script("report", "return 1")
-        assert here.eval("return [Object.keys(actions), await actions.scripts(1)]").output == [["scripts"], 2]
-        assert sorted(here.actions) == ["scripts"]
-        assert elsewhere.eval("return await actions.scripts.report()").output == 1
+def test_an_action_registered_after_a_saved_script_of_its_name_is_refused_and_the_script_still_runs(sb):
+    sb.save_script("x", "return 'saved'")
+    with pytest.raises(RegistrationError, match="saved scripts'"):
+        sb.action(lambda: "python", name="scripts.x")
+    assert sb.eval("return await actions.scripts.x()").output == "saved"
+
+
+def test_an_mcp_server_named_scripts_is_refused(sb):
+    with pytest.raises(RegistrationError, match="saved scripts'"):
+        sb.mcp("scripts", [sys.executable, NAMED, "echo"])
+    assert sb.actions == {}
+
+
+def test_an_action_built_with_saved_is_refused_by_add_action_and_nothing_is_registered(sb):
+    with pytest.raises(RegistrationError, match="sb.save_script"):
+        sb.add_action(Action("scripts.mine", lambda n: n, saved="mine", saved_version=1))
+    with pytest.raises(RegistrationError, match="saved="):
+        sb.add_action(Action("mine", lambda n: n, saved="mine"))
+    assert sb.actions == {}
+
+
+def test_a_cell_run_again_replaces_its_action_each_time(sb):
+    for n in range(3):
+
+        @sb.action
+        def ping(x: int, n=n) -> int:
+            return x + n
+
+        assert sb.eval("return await actions.ping(10)").output == 10 + n
+    assert list(sb.actions) == ["ping"]
+
+
+def test_a_python_action_over_an_mcp_tool_is_refused_and_the_tool_stays(sb):
+    sb.mcp("raw", [sys.executable, NAMED, "echo"])
+    before = sb.actions["raw.echo"]
+    with pytest.raises(RegistrationError, match="registered as a tool of the MCP server 'raw'; a Python action"):
+        sb.action(lambda x: x, name="raw.echo")
+    assert sb.actions["raw.echo"] is before
+    sb.remove_action("raw.echo")  # meant: remove it first
+    sb.action(lambda x: ["python", x], name="raw.echo")
+    assert sb.eval("return await actions.raw.echo(1)").output == ["python", 1]
+
+
+def test_an_mcp_tool_over_a_python_action_is_refused(sb):
+    sb.action(lambda x: x, name="raw.echo")
+    with pytest.raises(RegistrationError, match="registered as a Python action; a tool of the MCP server 'raw'"):
+        sb.mcp("raw", [sys.executable, NAMED, "echo"])
+    assert sb.eval("return await actions.raw.echo(1)").output == 1
+
+
+@pytest.mark.parametrize("name", [5, "", "two words", "a..b", "__proto__", "x." * 70])
+def test_a_bad_name_is_a_registration_error_that_is_still_the_value_or_type_error_it_was(sb, name):
+    for register in (lambda: sb.action(lambda x: x, name=name), lambda: sb.add_action(Action(name, lambda x: x))):
+        with pytest.raises(RegistrationError) as refused:
+            register()
+        assert isinstance(refused.value, SandboxError)
+        assert isinstance(refused.value, TypeError if not isinstance(name, str) else ValueError)
+    with pytest.raises(RegistrationError):
+        sb.agent(lambda x: x, name=name)
+
+
+def test_a_script_name_that_is_not_one_identifier_is_a_registration_error(sb):
+    with pytest.raises(RegistrationError, match="one identifier"):
+        sb.save_script("a.b", "return 1")
 
 
 TAKEN = ("ping", "files.read")
@@ -92,13 +150,13 @@ TAKEN = ("ping", "files.read")
 def _outcome(register, name):
     try:
         register(name)
-    except (TypeError, ValueError) as exc:
+    except RegistrationError as exc:  # (any other error fails the property)
         return type(exc), str(exc)
     return "registered"
 
 
 @settings(max_examples=scaled(100))
-@given(name=st.one_of(NAMES, st.sampled_from(["files", "files.read.more", "ping.x", "files.write"])))
+@given(name=st.one_of(NAMES, st.sampled_from(["files", "files.read.more", "ping.x", "files.write", "scripts.x"])))
 def test_any_name_is_refused_or_taken_alike_by_the_decorator_and_by_an_action_built_whole(name):
     decorated, built = Sandbox(), Sandbox()
     for sb in (decorated, built):
@@ -109,3 +167,26 @@ def test_any_name_is_refused_or_taken_alike_by_the_decorator_and_by_an_action_bu
     assert by_decorator == by_action
     assert sorted(decorated.actions) == sorted(built.actions)
     assert set(built.actions) == set(TAKEN) | ({name} if by_action == "registered" else set())
+
+
+KINDS = {  # an Action of each kind a user can register by hand, as Sandbox.action and Sandbox.mcp build them
+    "python": lambda name: Action(name, lambda x: x),
+    "mcp files": lambda name: Action(name, lambda x: x, about={"server": "files", "tool": "t"}),
+    "mcp other": lambda name: Action(name, lambda x: x, about={"server": "other", "tool": "t"}),
+}
+
+
+@settings(max_examples=scaled(50))
+@given(first=st.sampled_from(sorted(KINDS)), then=st.sampled_from(sorted(KINDS)), name=st.sampled_from(["a", "n.a"]))
+def test_a_name_registered_again_is_replaced_by_its_own_kind_and_refused_to_another(first, then, name):
+    with Sandbox() as sb:
+        sb.add_action(KINDS[first](name))
+        kept = sb.actions[name]
+        again = KINDS[then](name)
+        if first == then:
+            sb.add_action(again)
+            assert sb.actions[name] is again
+        else:
+            with pytest.raises(RegistrationError, match="would replace it"):
+                sb.add_action(again)
+            assert sb.actions[name] is kept

@@ -95,12 +95,6 @@ def test_a_script_the_lint_refuses_is_refused_before_it_is_shared(sb):
     assert sb.scripts() == []
 
 
-def test_a_saved_script_cannot_hide_an_action_registered_under_its_name(sb):
-    sb.action(lambda x: x, name="scripts.mine")
-    with pytest.raises(ValueError, match="registered"):
-        sb.save_script("mine", "return 1")
-
-
 def test_a_run_that_called_a_saved_script_rolls_back_the_scripts_calls_too(sb):
     undone = []
     sb.action(lambda n: n, name="book", revert=lambda n, r: undone.append(n))

@@ -27,7 +27,7 @@ from ..errors import (
     ScriptError,
     error_dict,
 )
-from ..naming import check_action_name
+from ..naming import check_action_name, check_replacement
 from ..results import CheckReport, RollbackResult, RunResult
 from ..source import line_starts
 from ..stores.base import RunRow, Store, new_run_id, source_hash
@@ -84,10 +84,13 @@ class Engine:
     def register_action(self, action: Action) -> None:
         """Put a built ``action`` in the table under its name: the one way an action is registered.
 
-        Its name passes ``naming.check_action_name`` (a ``ValueError`` otherwise, and the table is unchanged);
-        the same name registered again replaces the action.
+        Its name passes ``naming.check_action_name`` (a ``RegistrationError`` otherwise, and the table is
+        unchanged); the same name registered again replaces the action if it is of the same kind
+        (``naming.check_replacement``).
         """
-        self.actions[check_action_name(action.name, self.actions, action.saved is not None)] = action
+        check_action_name(action.name, self.actions, action.saved is not None)
+        check_replacement(action, self.actions)
+        self.actions[action.name] = action
 
     def replace_executor(self) -> None:
         """A fresh pool for plain actions; the old one keeps its (stuck) threads until they return."""
