@@ -18,7 +18,10 @@ the rounds interleaved so every row sees the same load:
 * ``an action's result into the realm``: ``return (await actions.big()).length`` with ``big`` returning the
   value, less the same with a small one.
 
-Each row's ratio is to ``JSON.parse`` (into the realm) or ``JSON.stringify`` (out of it); target ≤ 3×.
+Each row's ratio is to ``JSON.parse`` (into the realm) or ``JSON.stringify`` (out of it); target ≤ 3×. One more
+row, ``SQLite: a run row holding the value, written 3 times``, is not a target but what a run's input costs
+in the store: SQLite rewrites a whole row (its overflow pages too) on every ``UPDATE``, and a run's row is
+written when it is created, claimed and finished.
 Writes ``bench/results/values.md`` (``--out`` elsewhere). Nothing here asserts a timing.
 """
 
@@ -28,6 +31,7 @@ import argparse
 import gc
 import json
 import os
+import sqlite3
 import statistics
 import sys
 import time
@@ -64,6 +68,23 @@ def floors(text: str) -> tuple[float, float]:
     return parse, stringify
 
 
+def row_writes(value: object) -> float:
+    """An in-memory SQLite row holding ``value``'s CBOR: inserted, then updated twice (a status column only)."""
+    import cbor2
+
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.execute("CREATE TABLE runs (id TEXT PRIMARY KEY, status TEXT, input BLOB)")
+
+    def write() -> None:
+        conn.execute("INSERT INTO runs VALUES ('r', 'created', ?)", (cbor2.dumps(value),))
+        for status in ("running", "completed"):
+            conn.execute("UPDATE runs SET status = ? WHERE id = 'r'", (status,))
+
+    took = timed(write)
+    conn.close()
+    return took
+
+
 def main(argv: list[str]) -> str:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a 3 MB value (a smoke run)")
@@ -74,7 +95,7 @@ def main(argv: list[str]) -> str:
     big = value(count)
     text = json.dumps(big)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    rows: dict[str, list[float]] = {k: [] for k in ("parse", "stringify", "input", "output", "action")}
+    rows: dict[str, list[float]] = {k: [] for k in ("parse", "stringify", "rows", "input", "output", "action")}
     with Sandbox(limits=LIMITS) as sb:
         sb.action(lambda: big, name="big")
         sb.action(lambda: [], name="small")
@@ -83,6 +104,7 @@ def main(argv: list[str]) -> str:
             parse, stringify = floors(text)
             rows["parse"].append(parse)
             rows["stringify"].append(stringify)
+            rows["rows"].append(row_writes(big) - row_writes([]))
             rows["input"].append(
                 timed(lambda: sb.eval("return ctx.input.length", input=big))
                 - timed(lambda: sb.eval("return ctx.input.length", input=[]))
@@ -100,6 +122,7 @@ def main(argv: list[str]) -> str:
     table = [
         ("floor: the realm's JSON.parse of the value", med["parse"], None),
         ("floor: the realm's JSON.stringify of the value", med["stringify"], None),
+        ("SQLite: a run row holding the value, written 3 times (part of the input's row)", med["rows"], None),
         ("input into the realm (sb.eval input=)", med["input"], med["input"] / med["parse"]),
         ("result out of the realm (return value)", med["output"], med["output"] / med["stringify"]),
         ("an action's result into the realm", med["action"], med["action"] / med["parse"]),

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-import json
 import sys
 import threading
 import time
@@ -31,7 +30,7 @@ from .actions import Action, ActionInterrupt, Outcome, Resume
 from .decisions import Reject
 from .errors import InputInvalid, error_dict
 from .tracebacks import action_traceback
-from .values import detach, json_copy, to_json
+from .values import detach, json_and_copy, json_copy
 
 __all__ = [
     "Inline",
@@ -164,10 +163,9 @@ def classify(action: Action, value: Any) -> Outcome:
     try:
         if spec is not None:
             value = spec.dump(value)
-        text = to_json(value, f"the value {action.name} returned")
+        text, plain = json_and_copy(value, f"the value {action.name} returned")
     except TypeError as exc:
         return Outcome("error", error={"name": "TypeError", "message": str(exc)})
-    plain = json.loads(text) if isinstance(value, (dict, list, tuple)) else value
     return Outcome("ok", value=plain, json=text)
 
 

@@ -1,6 +1,12 @@
-"""The JSON boundary's refusal of integers past the double range, wherever they sit in a value."""
+"""The JSON boundary: what crosses (as the standard library's encoder would write it), and what is refused
+wherever it sits in a value (integers past the double range, every type JSON does not have)."""
 
 from __future__ import annotations
+
+import datetime
+import decimal
+import json
+import uuid
 
 import pytest
 from examples import scaled
@@ -8,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jupyter_sandbox.errors import InvalidValue
-from jupyter_sandbox.values import to_json
+from jupyter_sandbox.values import MAX_DEPTH, json_and_copy, json_copy, to_json
 
 _leaves = st.one_of(
     st.integers(-(10**20), 10**20), st.text(max_size=20), st.booleans(), st.none(), st.floats(-1e300, 1e300)
@@ -45,3 +51,91 @@ def test_a_long_run_of_digits_in_a_string_or_a_key_crosses(value, digits, where)
     text = "7" * digits
     placed = _placed(value, text, where)
     assert to_json({text: placed}, "the value").count(text) == 2
+
+
+_any_values = st.recursive(
+    st.one_of(
+        st.integers(-(2**80), 2**80),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=30),  # any code point but a lone surrogate: every one of them crosses
+        st.booleans(),
+        st.none(),
+    ),
+    lambda inner: (
+        st.lists(inner, max_size=5)
+        | st.lists(inner, max_size=5).map(tuple)
+        | st.dictionaries(st.text(max_size=5), inner, max_size=5)
+    ),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=scaled(100))
+@given(_any_values)
+def test_a_json_value_crosses_as_the_standard_librarys_encoder_writes_it(value):
+    expected = json.loads(json.dumps(value, ensure_ascii=False))
+    assert json.loads(to_json(value, "the value")) == expected
+    text, copy = json_and_copy(value, "the value")
+    assert json.loads(text) == expected and copy == expected and json_copy(value, "the value") == expected
+
+
+@settings(max_examples=scaled(50))
+@given(_any_values.filter(lambda v: isinstance(v, (list, dict))))
+def test_a_copy_shares_no_container_with_the_value(value):
+    copy = json_copy(value, "the value")
+    originals = {id(c) for c in _containers(value)}
+    assert not originals & {id(c) for c in _containers(copy)}
+
+
+def _containers(value):
+    if isinstance(value, (list, tuple, dict)):
+        yield value
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from _containers(item)
+
+
+_not_json = st.sampled_from(
+    [
+        b"bytes",
+        {1, 2},
+        frozenset(),
+        datetime.date(2024, 1, 1),
+        decimal.Decimal("1.5"),
+        uuid.UUID(int=1),
+        float("nan"),
+        float("inf"),
+        "\ud800",
+        {"\udfff": 1},
+        {(1, 2): 3},
+        object(),
+    ]
+)
+
+
+@settings(max_examples=scaled(50))
+@given(_values, _not_json, st.integers(0, 2))
+def test_what_json_cannot_carry_is_refused_wherever_it_sits(value, bad, where):
+    for encode in (to_json, json_copy, json_and_copy):
+        with pytest.raises(InvalidValue, match=r"the value is not JSON: \$"):
+            encode(_placed(value, bad, where), "the value")
+
+
+def test_a_subclass_or_a_key_that_is_not_text_crosses_as_the_standard_library_writes_it():
+    class Count(int):
+        pass
+
+    class Record(dict):
+        pass
+
+    value = Record({"n": Count(3), 1: "one", None: [True]})
+    assert json.loads(to_json(value, "the value")) == {"n": 3, "1": "one", "null": [True]}
+    assert json_copy(value, "the value") == {"n": 3, "1": "one", "null": [True]}
+
+
+def test_nesting_is_refused_past_the_limit_and_crosses_at_it():
+    deep: list = []
+    for _ in range(MAX_DEPTH - 1):
+        deep = [deep]
+    assert json_copy(deep, "the value") == deep
+    with pytest.raises(InvalidValue, match="deeper than"):
+        to_json([deep], "the value")

@@ -111,10 +111,13 @@ class AttemptRequest:
     recorded_at: Callable[[int], dict[str, Any] | None] | None = None
     force: bool = False
     read: tuple[Journal, int] | None = None
+    input_json: str | None = None  # the run's input as JSON, as a new run's start encoded it
 
     def again(self, run: RunRow) -> AttemptRequest:
         """The attempt after this one along a chain (or on a wake-up): from ``run``'s journal, no answers."""
-        return replace(self, run=run, answers=Answers(), plan=None, recorded_at=None, force=False, read=None)
+        return replace(
+            self, run=run, answers=Answers(), plan=None, recorded_at=None, force=False, read=None, input_json=None
+        )
 
 
 class EngineServices(Protocol):
@@ -165,3 +168,4 @@ class Attempt:
     store: Store  # where the attempt writes (a scratch store for a determinism check)
     size: int = 0  # the journal's encoded size so far (the journal cap counts from it)
     execute: bool = True  # False: a determinism check; anything live is a divergence
+    input_json: str | None = None  # the run's input as JSON, when the caller has it already (a new run)

@@ -88,8 +88,11 @@ class Realm:
 
     # -- starting --------------------------------------------------------------
 
-    def start(self, settings: dict[str, Any], now: float) -> None:
-        """Install the script's world, compile the script and run it to its first await."""
+    def start(self, settings: dict[str, Any], now: float, input_json: str = "null") -> None:
+        """Install the script's world, compile the script and run it to its first await.
+
+        ``input_json``: the run's input as JSON text, handed over apart from the settings so a big input is
+        neither encoded again nor copied into them: the realm's ``JSON.parse`` of it is all it costs here."""
         settings = {
             **settings,
             "lineOffset": LINE_OFFSET,
@@ -97,7 +100,7 @@ class Realm:
             "consoleBytes": self.limits.console_bytes,
             "nullIsMemory": cannot_throw_null(self.source),
         }
-        self._guard(self._configure, json.dumps(settings, allow_nan=False), now)
+        self._guard(self._configure, json.dumps(settings, allow_nan=False), input_json, now)
         wrapped = "\n" * (LINE_OFFSET - 1) + "(async function () {\n" + self.source + "\n})"
         try:
             fn = self._context.eval(wrapped)

@@ -23,6 +23,7 @@ from typing import Any
 from ..actions import Outcome
 from ..errors import CallLogMismatchError, SandboxError, ScriptError
 from ..stores.rows import Entry
+from ..values import to_json
 from .attempt import UNSET, Attempt, AttemptResult, Observer
 from .calls import Calls, outcome_effects
 from .divergence import nothing_asked
@@ -104,12 +105,12 @@ class Runner:
         realm.start(
             {
                 "runId": attempt.run.id,
-                "input": attempt.run.input,
                 "strict": attempt.strict,
                 "actions": attempt.action_names,
                 "plan": attempt.plan.to_js(),
             },
             self.now,
+            attempt.input_json if attempt.input_json is not None else to_json(attempt.run.input, "the run's input"),
         )
         while True:
             if state.ran:

@@ -32,7 +32,7 @@ from ..results import CheckReport, RollbackResult, RunResult
 from ..source import line_starts
 from ..stores.base import RunRow, Store, new_run_id, source_hash
 from ..stores.rows import ENDED, RunStatus
-from ..values import json_copy
+from ..values import json_and_copy, json_copy
 from . import children
 from .answers import Answers
 from .attempt import Attempt, AttemptRequest, AttemptResult, Observer, StartRequest
@@ -132,7 +132,8 @@ class Engine:
         limits = request.limits or self.limits
         source, call_log = request.source, request.call_log
         self.check_source(source, limits)
-        input = json_copy(request.input, "the run's input")  # as the script sees it; the caller's object is not kept
+        # As the script sees it (the caller's object is not kept), and its JSON for the realm: one encode.
+        input_json, input = json_and_copy(request.input, "the run's input")
         plan = ReplayPlan.from_call_log(call_log) if call_log is not None else None
         answers = request.answers or Answers()
         if answers.given():  # refused before a run exists: a mistyped answer leaves nothing behind
@@ -157,7 +158,9 @@ class Engine:
         self.store.create_run(run)
         recorded_at = _bare_recorded(call_log) if call_log is not None else None
         return await self._drive(
-            AttemptRequest(run, answers, request.observer or Observer(), limits, plan, recorded_at)
+            AttemptRequest(
+                run, answers, request.observer or Observer(), limits, plan, recorded_at, input_json=input_json
+            )
         )
 
     async def resume(
@@ -281,6 +284,7 @@ class Engine:
                 request.observer,
                 self.store,
                 size=size,
+                input_json=request.input_json,
             )
         )
         runner.state.writer.append(
@@ -377,6 +381,7 @@ class Engine:
         *,
         size: int = 0,
         execute: bool = True,
+        input_json: str | None = None,
     ) -> Attempt:
         """The one place an ``Attempt`` is built: a plan and recorded entries from ``journal`` unless given."""
         return Attempt(
@@ -394,6 +399,7 @@ class Engine:
             store=store,
             size=size,
             execute=execute,
+            input_json=input_json,
         )
 
     def _action_names(self, run: RunRow) -> list[str]:

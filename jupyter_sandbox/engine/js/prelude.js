@@ -1051,7 +1051,7 @@ function describeThrown(e) {
 }
 
 G.__jsbx_host = {
-  configure(json, now) {
+  configure(json, input, now) {
     const settings = JSONparse(json);
     runId = settings.runId;
     lineOffset = settings.lineOffset;
@@ -1064,7 +1064,7 @@ G.__jsbx_host = {
     const many = actionSorted.length > 40; // the message lists them all, up to a point
     actionList = (arrayJoin(many ? actionSorted.slice(0, 40) : actionSorted, ", ") || "none")
       + (many ? `, and ${actionSorted.length - 40} more` : "");
-    inputValue = settings.input;
+    inputValue = JSONparse(input);
     clockBase = now; clockReal = realNow();
     loadPlan(settings.plan);
     installGlobals(settings);
