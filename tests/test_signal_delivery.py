@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -21,6 +18,7 @@ from examples import scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pace import bound
+from peer_process import Peer
 from signal_peer import SCRIPT, sandbox
 
 import jupyter_sandbox.engine.runs as runs
@@ -31,43 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 HANG = bound(40.0)  # seconds that only bound a hang
 
 
-class Peer:
-    """A ``signal_peer.py`` process on the store: commands in, outcomes out."""
-
-    def __init__(self, store: str):
-        env = {**os.environ, "PYTHONPATH": f"{ROOT / 'tests'}{os.pathsep}{ROOT}"}
-        self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "tests" / "signal_peer.py"), store],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-
-    def send(self, **command) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(command) + "\n")
-        self.proc.stdin.flush()
-
-    def answer(self) -> str:
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        assert line, f"the peer process ended (exit {self.proc.poll()})"
-        return json.loads(line)
-
-    def close(self) -> None:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(HANG)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-
-
 @contextlib.contextmanager
 def peers(store: str):
-    resumer, sender = Peer(store), Peer(store)
+    resumer, sender = Peer("signal_peer.py", store), Peer("signal_peer.py", store)
     try:
         yield resumer, sender
     finally:

@@ -40,6 +40,7 @@ ROLLBACK_FROM: tuple[RunStatus, ...] = (
     "completed",
     "continued",
 )
+REJECT_FROM = tuple(s for s in ROLLBACK_FROM if s not in ("created", "completed", "continued"))
 _NO_CAP = 2**62  # a rollback writes two entries per call: the run's journal caps bound the script, not it
 
 
@@ -107,11 +108,19 @@ async def _roll_back_run(
     engine: RollbackEngine, run: RunRow, reason: str | None, rejected: str | None, who: dict[str, Any]
 ) -> RollbackResult:
     store = engine.store
-    if run.status == "rolled_back":
+    rejecting = rejected if run.successor is None else None  # (the interrupt is in a chain's last run)
+    if rejecting is not None:
+        _refuse_a_late_rejection(run, Journal(store.entries(run.id)), rejecting)
+    elif run.status == "rolled_back":
         return outcome(engine, run.id, Journal(store.entries(run.id)))
-    number = store.claim(run.id, ROLLBACK_FROM, source_hash=run.source_hash or "")
+    # A rejection takes only a run its approval can still be open in: one that completed meanwhile (the
+    # approval won, in another process) is refused by the claim itself, atomically
+    allowed = REJECT_FROM if rejecting is not None else ROLLBACK_FROM
+    number = store.claim(run.id, allowed, source_hash=run.source_hash or "")
     try:
         journal = Journal(store.entries(run.id))
+        if rejecting is not None:  # (decided or rolled back by another since the answer was admitted)
+            _refuse_a_late_rejection(run, journal, rejecting)
         writer = JournalWriter(journal, number, _NO_CAP, _NO_CAP, store.journal_bytes(run.id))
         done = _settled(journal)
         writer.append("attempt", None, n=number, source_hash=run.source_hash, resumed_from=[])
@@ -135,6 +144,29 @@ async def _roll_back_run(
         store.release(run.id)  # nothing more is written: the next rollback resumes from the journal
         raise
     return result
+
+
+def _refuse_a_late_rejection(run: RunRow, journal: Journal, rejected: str) -> None:
+    """A rejection that arrives once its interrupt was decided (an approval carried out) or the run rolled back
+    (another click, another process) decides nothing: it is refused, as a second answer to an approval is,
+    rather than rolling back what the approval did or reporting the rollback as its own."""
+    earlier = next((e for e in journal.entries if e.kind == "rollback"), None)
+    if earlier is not None:
+        by = f" by {earlier.body['by']}" if earlier.body.get("by") else ""
+        raise RunStateError(f"run {run.id} was already rolled back{by}: this rejection was not recorded", run_id=run.id)
+    open_ = {
+        interrupt.get("id")
+        for entry in journal.pending_interrupts()
+        if entry.slot not in journal.decisions
+        for interrupt in entry.body.get("interrupts") or [entry.body]
+    }
+    if rejected not in open_:
+        raise RunStateError(
+            f"run {run.id}: {rejected} was answered meanwhile: this rejection was not recorded and nothing was "
+            "rolled back",
+            run_id=run.id,
+            status=run.status,
+        )
 
 
 async def _undo(engine: RollbackEngine, run: RunRow, call: _Done, writer: JournalWriter, who: dict[str, Any]) -> None:
