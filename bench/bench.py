@@ -93,11 +93,15 @@ HEADER = (
 # -- timing --------------------------------------------------------------------------
 
 
+LAST_CPU = [0.0]  # the process CPU seconds of the last ``timed`` call (all threads: the engine's too)
+
+
 def timed(fn: Callable[[], object]) -> float:
     """Seconds one call of ``fn`` takes (garbage from earlier calls collected first, untimed)."""
     gc.collect()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     fn()
+    LAST_CPU[0] = time.process_time() - cpu
     return time.perf_counter() - start
 
 
@@ -353,18 +357,23 @@ def measure(
 ) -> list[Row]:
     rows: list[Row] = []
     cases = RESUME_CASES if resume_only else LIVE_CASES if live_only else ENGINE_CASES
+    cpu_samples: dict[int, dict[str, list[float]]] = {}  # --live: N -> case -> CPU seconds per repetition
 
     def engine_samples(n: int, count: int, path: Path) -> dict[str, list[float]]:
         """``count`` repetitions of every engine case at N, interleaved, on a fresh store file."""
         samples: dict[str, list[float]] = {c: [] for c in ENGINE_CASES}
+        cpu = cpu_samples.setdefault(n, {c: [] for c in LIVE_CASES})
         writer, resumer, memory = make_sandbox(path), make_sandbox(path), make_sandbox(":memory:")
         try:
             for _ in range(count):
                 seconds, pause = paused_run(writer, "anoop", n)
                 samples[LIVE_FILE_ASYNC].append(seconds)
-                if live_only:  # the live rows alone: no resumes between them
+                if live_only:  # the live rows alone, each with its CPU time: no resumes between them
+                    cpu[LIVE_FILE_ASYNC].append(LAST_CPU[0])
                     samples[LIVE_FILE_SYNC].append(live_run(writer, "snoop", n)[0])
+                    cpu[LIVE_FILE_SYNC].append(LAST_CPU[0])
                     samples[LIVE_MEM_ASYNC].append(live_run(memory, "anoop", n)[0])
+                    cpu[LIVE_MEM_ASYNC].append(LAST_CPU[0])
                     continue
                 # Resumed through a second Sandbox on the same file (its own SQLite connection), as
                 # another kernel would: the journal is read from the file.
@@ -396,9 +405,12 @@ def measure(
         count = reps[n]
         log(f"N = {n:,} ({count} reps)")
         floors: dict[str, list[float]] = {F_COMMIT: [], F_READ: [], F_ROUNDTRIP: [], F_INREALM: []}
+        floor_cpu = cpu_samples.setdefault(n, {c: [] for c in LIVE_CASES})
         for _rep in range(count):
             floors[F_COMMIT].append(floor_commit(workdir / f"floor-{n}.sqlite", n))
+            floor_cpu.setdefault(F_COMMIT, []).append(LAST_CPU[0])
             floors[F_ROUNDTRIP].append(floor_roundtrip(n))
+            floor_cpu.setdefault(F_ROUNDTRIP, []).append(LAST_CPU[0])
             if not live_only:  # (the live rows' floor is a commit and a round trip)
                 floors[F_READ].append(floor_read(workdir / f"floor-{n}.sqlite", n))
                 floors[F_INREALM].append(floor_inrealm(n))
@@ -424,6 +436,24 @@ def measure(
                 continue
             total = median(samples[case])
             rows.append(Row(case, n, total * 1e3, (total - base[case]) / n * 1e6, floor, target, per_entry))
+    if live_only:
+        rows.extend(cpu_rows(cpu_samples, ns))
+    return rows
+
+
+def cpu_rows(samples: dict[int, dict[str, list[float]]], ns: list[int]) -> list[Row]:
+    """The live rows and their floors again in process CPU time (``--live``): what other work on the machine
+    moves far less than wall time. Engine rows less the N = 0 run's CPU, per action, beside the floors' CPU."""
+    rows = []
+    for n in ns:
+        per = {case: median(s) / n * 1e6 for case, s in samples[n].items() if case in (F_COMMIT, F_ROUNDTRIP)}
+        floor = per[F_COMMIT] + per[F_ROUNDTRIP]
+        for case in (F_COMMIT, F_ROUNDTRIP):
+            rows.append(Row(f"{case} (CPU)", n, median(samples[n][case]) * 1e3, per[case]))
+        for case in LIVE_CASES:
+            total, base = median(samples[n][case]), median(samples[0][case])
+            case_floor = per[F_ROUNDTRIP] if case == LIVE_MEM_ASYNC else floor
+            rows.append(Row(f"{case} (CPU)", n, total * 1e3, (total - base) / n * 1e6, case_floor))
     return rows
 
 
@@ -466,7 +496,7 @@ def fmt(value: float | None, digits: int = 1) -> str:
 def table(rows: list[Row]) -> list[str]:
     out = [HEADER, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in rows:
-        engine = r.target_us is not None or r.case in (LIVE_MEM_ASYNC,)
+        engine = r.target_us is not None or r.case.startswith("live")
         per_action = r.per_us if engine else None
         per_entry = r.per_us / 2 if engine and r.per_us is not None else (r.per_us if not engine else None)
         ratio = r.per_us / r.floor_us if r.per_us is not None and r.floor_us else None
