@@ -556,18 +556,27 @@ function effect(op, key, name, inputText, extra, caller) {
     if (e === DIVERGED) return new PromiseCtor(() => {});
     throw e;
   }
+  if (rec >= 0) {
+    rName[rec] = name;
+    replaying = rec;
+    return new PromiseCtor(holdReplayed);
+  }
   const s = servedSlot;
   return new PromiseCtor((res, rej) => {
-    if (rec >= 0) {
-      rRes[rec] = res; rRej[rec] = rej; rName[rec] = name;
-      return;
-    }
     pending[s] = [res, rej, name];
     // A live call records where the script made it: a failure can then point at its line (agents/tool.py).
     const at = caller !== undefined ? locationText(caller, 1)
       : op === "call" || op === "delegate" || op === "agent" ? locationText(effect, CALL_FRAMES) : "";
     push(`{"t":"${op}","s":${s},"key":${JSONstringify(key)},"name":${JSONstringify(name)},"input":${inputText}${extra}${at}}`);
   });
+}
+
+// A replayed effect's promise keeps its resolvers by the plan's index, through one function for all of them
+// (a closure per effect, with the variables it captures, is most of what a replayed call allocates). The
+// promise constructor calls it at once, before any script code runs, so the index it reads is the one set.
+let replaying = -1;
+function holdReplayed(res, rej) {
+  rRes[replaying] = res; rRej[replaying] = rej;
 }
 
 function takeQueue() {
