@@ -29,7 +29,8 @@ from typing_extensions import TypedDict
 
 from jupyter_sandbox import Sandbox
 from jupyter_sandbox.agents.catalog import ActionSpec
-from jupyter_sandbox.agents.typescript import Renderer, declarations
+from jupyter_sandbox.agents.schema_types import Renderer
+from jupyter_sandbox.agents.typescript import declarations
 from jupyter_sandbox.naming import check_name
 
 TSC = Path(__file__).parent / "ts" / "node_modules" / ".bin" / "tsc"

@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jupyter_sandbox.agents.catalog import ActionSpec
-from jupyter_sandbox.agents.typescript import PREAMBLE, Renderer, declarations, literal, property_key
+from jupyter_sandbox.agents.schema_types import Renderer, literal, property_key
+from jupyter_sandbox.agents.typescript import PREAMBLE, declarations
 
 
 def ts(schema, root=None):

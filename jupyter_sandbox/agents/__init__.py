@@ -3,6 +3,7 @@
 - ``catalog``: each action's name, description and input/output JSON Schema (pydantic, from type hints),
   and the validation a call's input meets where it enters.
 - ``typescript``: the script's world as TypeScript declarations, for a model to read and ``tsc`` to check.
+- ``schema_types``: one JSON Schema as a TypeScript type (the declarations' inputs and outputs).
 - ``tool``: ``SandboxTool`` (``Sandbox.tool()``), its OpenAI and Anthropic definitions.
 - ``tool_result``: ``ToolResult``, what one tool call reports, and the notes under each status.
 - ``content``: the text handed back to the model, cut to a budget by structure.
