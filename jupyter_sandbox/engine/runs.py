@@ -14,8 +14,10 @@ from concurrent.futures import Executor
 from typing import Any
 
 from ..actions import Action, Resume
+from ..decisions import Approve, decision
 from ..errors import (
     CallLogMismatchError,
+    InputInvalid,
     Interrupt,
     LimitExceeded,
     RunBusyError,
@@ -222,8 +224,31 @@ class Engine:
         witness for the answer entries (its clock; on PostgreSQL the database role), which refuses a
         role the store does not let record answers. Nothing is recorded by a refusal."""
         answers.admit(journal, run_id, status, lambda name: name in self.actions or name in self.agents, self.approvers)
+        self._refuse_an_approval_this_schema_refuses(answers, journal, run_id, status)
         if answers.given():
             answers.stamp = self.store.answer_stamp(run_id)
+
+    def _refuse_an_approval_this_schema_refuses(
+        self, answers: Answers, journal: Journal, run_id: str, status: str | None
+    ) -> None:
+        """An approval carries the call out with the input it was asked with, valid then: a schema here that
+        refuses it is a registration other than the asking process's, and the call would be journaled as
+        failed for good. Refused before anything is recorded, so the run waits for the registration."""
+        for interrupt, value in answers.addressed(journal, run_id):
+            action = self.actions.get(interrupt.name)
+            spec = action.spec if action is not None else None
+            if not interrupt.approval or spec is None or not spec.checks or decision(value) != Approve():
+                continue  # (an edit is checked as it runs, as the asking process would; a rejection runs nothing)
+            try:
+                spec.validate(interrupt.input)
+            except InputInvalid as exc:
+                raise RunStateError(
+                    f"run {run_id}: {interrupt.name!r} as registered here refuses the input it was asked to "
+                    f"approve ({exc}): its schema differs from the asking process's. Nothing was recorded and "
+                    f"the run still waits: register {interrupt.name!r} as that process did and answer again",
+                    run_id=run_id,
+                    status=status,
+                ) from None
 
     async def _drive(self, request: AttemptRequest) -> RunResult:
         request.answers.check()  # an answer is journaled and handed to an action: JSON, or a clear error now
