@@ -71,7 +71,7 @@ def cpu(fn: Callable[[], object]) -> float:
 def replay(source: str, settings: dict[str, object], n: int) -> None:
     """A realm started with the plan and pumped as the runner pumps a replay, to the gate's live call."""
     realm = Realm(source, LIMITS)
-    realm.start(settings, 0.0)
+    realm.start(settings, 0.0, json.dumps(n))
     served = 0
     while True:
         realm.drain()
@@ -120,7 +120,7 @@ def one_round(db: sqlite3.Connection, reader: Sandbox, run_id: str, n: int) -> d
     entries = reader.store.entries(run_id)
     journal = Journal(entries)
     plan = ReplayPlan.from_journal(journal)
-    settings = {"runId": run_id, "input": n, "strict": False, "actions": ["anoop", "gate"], "plan": plan.to_js()}
+    settings = {"runId": run_id, "strict": False, "actions": ["anoop", "gate"], "plan": plan.to_js()}
     steps: dict[str, Callable[[], object]] = {
         STEPS[0]: lambda: db.execute(select, (run_id,)).fetchall(),
         STEPS[1]: lambda: [cbor2.loads(body) for _, body in rows],

@@ -49,3 +49,21 @@ def test_quick_benchmark_runs_and_prints_every_case(tmp_path):
     for n in ("100", "1,000"):
         assert any(row.startswith(f"| resume, file store | {n} |") for row in rows)
     assert out.read_text(encoding="utf-8").strip() == proc.stdout.strip()
+
+
+@pytest.mark.slow
+def test_resume_parts_runs_and_prints_every_step():
+    from bench.resume_parts import STEPS
+
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "resume_parts.py"), "--quick"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| ")]
+    for step in STEPS:
+        assert any(row.startswith(f"| {step} |") for row in rows), f"no row for {step!r}"
