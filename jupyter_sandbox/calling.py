@@ -28,7 +28,7 @@ from typing import Any
 
 from .actions import Action, ActionInterrupt, Outcome, Resume
 from .decisions import Reject
-from .errors import InputInvalid, error_dict
+from .errors import ActionError, InputInvalid, LimitExceeded, error_dict
 from .tracebacks import action_traceback
 from .values import detach, json_and_copy, json_copy
 
@@ -253,14 +253,30 @@ def run_threaded(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
 
 
 def describe_exception(exc: BaseException) -> dict[str, str]:
-    """``{name, message, traceback?}`` for any exception, even one whose ``str()`` raises; ``traceback``: the
-    action's own frames (``tracebacks.action_traceback``), when it has any. A BaseException carried out of a
-    worker thread (``run_threaded``) is described as itself."""
+    """``{name, message, limit?, traceback?}`` for any exception, even one whose ``str()`` raises; ``traceback``:
+    the action's own frames (``tracebacks.action_traceback``), when it has any. A BaseException carried out of
+    a worker thread (``run_threaded``) is described as itself.
+
+    The message reads ``NAME: text`` once: an ``ActionError`` an action passes on (a script it ran failed)
+    keeps its message, already so, however deep the scripts nest; ``limit`` is a ``LimitExceeded``'s, or the
+    one such an ``ActionError`` carries from its cause.
+
+    >>> describe_exception(ActionError("inner", "ValueError: bad"))
+    {'name': 'ActionError', 'message': 'ValueError: bad'}
+    >>> describe_exception(LimitExceeded("nesting", "too deep"))["limit"]
+    'nesting'
+    """
     if isinstance(exc, _Escaped):
         exc = exc.original
     record = error_dict(exc)
     name, text = record["name"], record["message"]
-    described = {"name": name, "message": f"{name}: {text}" if text else name}
+    if isinstance(exc, ActionError):
+        described = {"name": "ActionError", "message": exc.message}
+    else:
+        described = {"name": name, "message": f"{name}: {text}" if text else name}
+    limit = exc.limit if isinstance(exc, (LimitExceeded, ActionError)) else None
+    if isinstance(limit, str):
+        described["limit"] = limit
     trace = action_traceback(exc)
     if trace:
         described["traceback"] = trace

@@ -196,6 +196,8 @@ class ActionError(ScriptError):
     not catch it; ``action`` names the action and ``line`` the script line that called it. ``issues``
     (``[{path, message}]``, else None) lists what the action's schema found wrong with the input, when that
     is why it failed. ``traceback`` is the Python traceback the action raised (its own frames), else None.
+    ``limit`` names the ``LimitExceeded`` that made the action fail (``"nesting"`` when a script it started
+    nested too deep, however many scripts passed the failure on), else None.
     """
 
     def __init__(
@@ -205,13 +207,20 @@ class ActionError(ScriptError):
         *,
         issues: list[dict[str, str]] | None = None,
         traceback: str | None = None,
+        limit: str | None = None,
         **kwargs: Any,
     ):
-        self.action, self.issues, self.traceback = action, issues, traceback
+        self.action, self.issues, self.traceback, self.limit = action, issues, traceback, limit
         super().__init__("ActionError", message, **kwargs)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "action": self.action, "issues": self.issues, "traceback": self.traceback}
+        return {
+            **super().to_dict(),
+            "action": self.action,
+            "issues": self.issues,
+            "traceback": self.traceback,
+            "limit": self.limit,
+        }
 
 
 LIMITS = ("source-size", "memory", "stack", "fuel-exhausted", "journal-cap", "generations", "console", "nesting")

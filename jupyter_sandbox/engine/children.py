@@ -9,10 +9,11 @@ resumes the child first; a child that already finished is never run again.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..actions import Outcome, Resume
-from ..calling import call_action
+from ..calling import call_action, describe_exception
 from ..errors import ActionError, ChildSpecError, Interrupt, RunNotFound, SandboxError
 from ..stores.base import RunRow, source_hash
 from ..stores.rows import RunStatus
@@ -37,7 +38,7 @@ async def run_child(
         with nested():  # a child inside a child ... is bounded as scripts started from actions are
             return await _run(engine, parent, op, spec, child_id, existing, answers)
     except SandboxError as exc:
-        return Outcome("error", error={"name": type(exc).__name__, "message": str(exc).split("\n")[0]})
+        return Outcome("error", error=describe_exception(exc))
 
 
 async def _run(
@@ -66,6 +67,9 @@ def _ok(output: Any, name: str) -> Outcome:
         return Outcome("error", error={"name": "TypeError", "message": str(exc)})
 
 
+_CHILD_FAILED = re.compile(r"child run r-[0-9a-f]+ failed: ")
+
+
 def _outcome(result: AttemptResult, child_id: str) -> Outcome:
     if result.status == "completed":
         return _ok(result.output, child_id)
@@ -75,7 +79,12 @@ def _outcome(result: AttemptResult, child_id: str) -> Outcome:
         return Outcome("parked", data=result.due, state=result.matchers)
     error = result.error
     message = getattr(error, "message", None) or str(error).split("\n")[0]
-    failure = {"name": type(error).__name__, "message": f"child run {child_id} failed: {message}"}
+    if not _CHILD_FAILED.match(message):  # a grandchild's failure passed on names its run already: said once
+        message = f"child run {child_id} failed: {message}"
+    failure = {"name": type(error).__name__, "message": message}
+    limit = getattr(error, "limit", None)  # a LimitExceeded's, or the one an ActionError carries from its cause
+    if isinstance(limit, str):
+        failure["limit"] = limit
     if getattr(error, "traceback", None):  # the Python traceback of the agent, or of the child's failed action
         failure["traceback"] = error.traceback  # type: ignore[union-attr]
     return Outcome("error", error=failure)
@@ -171,10 +180,13 @@ async def _agent(
     writer.append("result", 0, ok=False, error=outcome.error)
     engine.store.finish_attempt(child_id, number, "failed", writer.take(), replayed=0, error=outcome.error)
     failure = outcome.error or {}
-    trace = failure.get("traceback")
+    trace, limit = failure.get("traceback"), failure.get("limit")
     return AttemptResult(
         "failed",
         error=ActionError(
-            name, str(failure.get("message", "failed")), traceback=trace if isinstance(trace, str) else None
+            name,
+            str(failure.get("message", "failed")),
+            traceback=trace if isinstance(trace, str) else None,
+            limit=limit if isinstance(limit, str) else None,
         ),
     )

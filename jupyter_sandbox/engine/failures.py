@@ -32,7 +32,7 @@ def located(error: SandboxError, entries: Sequence[Entry], source: str) -> Sandb
             continue
         call = calls.get(entry.slot)
         line, column = (call.body.get("line"), call.body.get("column")) if call is not None else (None, None)
-        traceback = failure.get("traceback")
+        traceback, limit = failure.get("traceback"), failure.get("limit")
         return ActionError(
             error.action,
             error.message,
@@ -43,5 +43,6 @@ def located(error: SandboxError, entries: Sequence[Entry], source: str) -> Sandb
             run_id=error.run_id,
             issues=error.issues,
             traceback=traceback if isinstance(traceback, str) else None,
+            limit=limit if isinstance(limit, str) else None,
         )
     return error
