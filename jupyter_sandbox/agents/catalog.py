@@ -265,7 +265,7 @@ def _explicit_input(spec: ActionSpec, schema: Any) -> None:
         from jsonschema import validators
 
         cls = validators.validator_for(schema)
-        cls.check_schema(schema)  # a broken schema is refused where it is registered
+        _check_usable(cls, schema)  # a broken schema is refused where it is registered
         checker = cls(schema)
         spec.input_schema = schema
 
@@ -294,10 +294,38 @@ def _explicit_output(spec: ActionSpec, schema: Any) -> None:
     if isinstance(schema, dict):
         from jsonschema import validators
 
-        validators.validator_for(schema).check_schema(schema)
+        _check_usable(validators.validator_for(schema), schema)
         spec.output_schema, spec._dump = schema, to_jsonable_python
         return
     spec.output_schema, spec._dump = TypeAdapter(schema).json_schema(mode="serialization"), to_jsonable_python
+
+
+def _check_usable(cls: Any, schema: dict[str, Any]) -> None:
+    """``SchemaError`` unless ``schema`` is valid and each of its ``$ref`` resolves within it: a reference to
+    nowhere (or elsewhere: nothing is fetched) would otherwise fail every later check with the referencing
+    library's own error instead of an issue."""
+    from jsonschema import SchemaError
+    from referencing import Registry, Resource
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import specification_with
+
+    cls.check_schema(schema)
+    resource = Resource.from_contents(schema, default_specification=specification_with(cls.META_SCHEMA["$schema"]))
+    resolver = Registry().resolver_with_root(resource)
+    for ref in _refs(schema):
+        try:
+            resolver.lookup(ref)
+        except Unresolvable as exc:
+            raise SchemaError(f"$ref {ref!r:.80} does not resolve within the schema ({exc!s:.80})") from None
+
+
+def _refs(schema: Any) -> list[str]:
+    if isinstance(schema, dict):
+        own = [schema["$ref"]] if isinstance(schema.get("$ref"), str) else []
+        return own + [ref for value in schema.values() for ref in _refs(value)]
+    if isinstance(schema, list):
+        return [ref for value in schema for ref in _refs(value)]
+    return []
 
 
 def issue_path(location: Any) -> str:
