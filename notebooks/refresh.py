@@ -12,8 +12,9 @@ what changed), executes the notebook with nbclient in a temporary folder (so no 
 is left beside the notebooks), drops the widgets' saved state and writes the ``.ipynb`` back.
 nbval then compares the cells marked ``# NBVAL_CHECK_OUTPUT`` (or tagged ``nbval-check-output``, for
 ``%%sandbox`` cells, whose first line must be the magic) with those outputs: see
-``tests/test_notebooks.py``. With ``--no-execute`` a code cell whose source changed loses its
-outputs, and every other cell keeps its own.
+``tests/test_first_command.py``, which runs them so in the venv the README's first command makes.
+With ``--no-execute`` a code cell whose source changed loses its outputs, and every other cell
+keeps its own.
 """
 
 from __future__ import annotations

@@ -96,6 +96,12 @@ def _in_ci() -> bool:
 
 
 @pytest.fixture(scope="session")
+def mypy_cache(tmp_path_factory):
+    """One mypy cache for the session's type-checked snippets (``typecheck.flagged_lines``)."""
+    return tmp_path_factory.mktemp("mypy-cache")
+
+
+@pytest.fixture(scope="session")
 def postgres_server():
     """The URL of a PostgreSQL server: ``JUPYTER_SANDBOX_TEST_POSTGRES``, else a cluster started here.
 

@@ -140,8 +140,8 @@ card_document("sb", "r-1")  # line 9
 
 
 @pytest.mark.slow
-def test_the_agents_and_notebook_layers_type_the_sandbox_they_are_given(tmp_path):
-    assert flagged_lines(TOOL_OVER, tmp_path) == [8, 9]
+def test_the_agents_and_notebook_layers_type_the_sandbox_they_are_given(tmp_path, mypy_cache):
+    assert flagged_lines(TOOL_OVER, tmp_path, mypy_cache) == [8, 9]
 
 
 def _store_reads(package: str) -> list[str]:

@@ -103,5 +103,5 @@ word: Status = "interrupted"  # line 14: a stored status, not a word
 
 
 @pytest.mark.slow
-def test_mypy_rejects_a_misspelt_status_or_outcome(tmp_path):
-    assert flagged_lines(MISSPELT, tmp_path) == [11, 12, 13, 14]
+def test_mypy_rejects_a_misspelt_status_or_outcome(tmp_path, mypy_cache):
+    assert flagged_lines(MISSPELT, tmp_path, mypy_cache) == [11, 12, 13, 14]

@@ -7,12 +7,11 @@ the approver's kernel itself; these tests run it as readers do (nbclient) and as
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
+from tutorials import run_under_nbval
 
 from jupyter_sandbox.notebook.card_doc import CARD_MIME
 
@@ -55,26 +54,4 @@ def test_tutorial_07_runs_under_nbval_with_its_checked_outputs(tmp_path, monkeyp
     monkeypatch.setenv("JUPYTER_SANDBOX_STORE", postgres_server)
     for name in ("07-team.ipynb", "nbval_sanitize.cfg"):
         shutil.copy(NOTEBOOKS / name, tmp_path)
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--nbval-lax",
-            "--nbval-current-env",
-            "--nbval-sanitize-with",
-            "nbval_sanitize.cfg",
-            "-p",
-            "no:cacheprovider",
-            "-o",
-            "addopts=",
-            "-q",
-            "07-team.ipynb",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=280,
-    )
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
-    assert " passed" in proc.stdout and "failed" not in proc.stdout.splitlines()[-1]
+    run_under_nbval(tmp_path, ["07-team.ipynb"])

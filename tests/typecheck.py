@@ -5,8 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def flagged_lines(source: str, directory: Path) -> list[int]:
-    """The line numbers mypy reports an error on in ``source`` (the package's own files checked, not reported)."""
+def flagged_lines(source: str, directory: Path, cache: Path) -> list[int]:
+    """The line numbers mypy reports an error on in ``source`` (the package's own files checked, not reported).
+
+    ``cache`` is mypy's cache folder: one shared by a session's snippets types the package and its
+    dependencies once.
+    """
     from mypy import api
 
     script = directory / "snippet.py"
@@ -15,7 +19,7 @@ def flagged_lines(source: str, directory: Path) -> list[int]:
         [
             "--follow-imports=silent",
             "--ignore-missing-imports",
-            "--no-incremental",
+            f"--cache-dir={cache}",
             "--python-version=3.10",
             str(script),
         ]
