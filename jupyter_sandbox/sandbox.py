@@ -435,7 +435,8 @@ class Sandbox:
         An id (or a ``Resume`` position passed to ``eval``) that names no open
         interrupt raises ``UnaddressedAnswer`` listing the open ones, before
         anything runs; ``value`` with no interrupt open is not an address (a
-        retried resume after the answer was recorded finishes the run).
+        retried resume after the answer was recorded finishes the run). ``value`` and ``answers`` given together
+        must say the same of an interrupt they both reach (else ``RunStateError``, nothing recorded).
         A rejection that also rolls back (``{"approved": False, "reason": ..., "rollback": True}``) ends
         the run there, without the script seeing it, and returns ``rollback``'s ``RollbackResult``.
         """

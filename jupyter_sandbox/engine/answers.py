@@ -19,6 +19,7 @@ PostgreSQL also the database ``role``), see docs/journal.md.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -108,7 +109,9 @@ class Answers:
         ids = {i for item in open_ for i in item["ids"]}
         stray = [f"id {key!r}" for key in self.by_id if key not in ids]
         stray += [f"position {p}" for p in self.by_position if p not in positions]
-        if self.first is not None and len(ids) > 1 and not self.by_id:
+        if self.first is not None and self.by_id:
+            self._refuse_disagreeing(open_, run_id, status)
+        if self.first is not None and len(ids) > 1:
             raise UnaddressedAnswer(
                 f"run {run_id}: one answer for several open interrupts answers none of them: "
                 + "; ".join(_listed(item) for item in open_)
@@ -127,6 +130,21 @@ class Answers:
                 open=open_,
             )
         self.settle_first(journal)
+
+    def _refuse_disagreeing(self, open_: list[dict[str, Any]], run_id: str, status: str | None) -> None:
+        """``value`` and ``answers=`` given together: they must say the same of the one interrupt they both
+        reach, else ``RunStateError`` before anything is recorded (neither silently wins)."""
+        if len(open_) != 1:
+            return  # several open: the one value answers none of them (refused next)
+        item = open_[0]
+        named = [i for i in item["ids"] if i in self.by_id]
+        if any(_json_text(self.by_id[i]) != _json_text(self.first) for i in named):  # (False is not 0)
+            raise RunStateError(
+                f"run {run_id}: the value and answers={{{named[0]!r}: ...}} answer the same interrupt "
+                f"({_listed(item)}) differently: give one of them",
+                run_id=run_id,
+                status=status,
+            )
 
     def admit(
         self,
@@ -233,6 +251,10 @@ class Answers:
             if len(pending) == 1:
                 self.by_id.setdefault(pending[0].body["id"], self.first)
             self.first = None
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, allow_nan=False)
 
 
 def open_interrupts(journal: Journal) -> list[dict[str, Any]]:
