@@ -467,7 +467,9 @@ def connect(
                 action_name,
                 _caller(server, tool.name),
                 approval=needs,
-                timeout=timeout + 5,
+                # No action timeout: every wait on the server is bounded by ``timeout`` here already (the call,
+                # a start, a ping), and the engine's bound would cost a task of its own per call.
+                timeout=None,
                 spec=_spec(action_name, tool, needs),
                 about=about,
                 revert=reverts.get(tool.name),
