@@ -13,17 +13,19 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..actions import Action, Resume
 from ..calling import describe_exception, run_threaded
-from ..errors import RunNotFound, RunStateError
+from ..errors import AnswerRefused, Interrupt, RunNotFound, RunStateError
 from ..results import RollbackResult
 from ..stores.base import RunRow, Store
 from ..stores.rows import RunStatus
 from ..values import detach, to_json
+from .answers import Answers
 from .journal import Journal, JournalWriter
 from .realm import Limits
 
@@ -51,6 +53,8 @@ class RollbackEngine(Protocol):
     actions: dict[str, Action]
     limits: Limits
     executor: Executor
+    # Who may answer: ``(identity, channel, interrupt) -> bool``; a rollback of a paused run decides its interrupts
+    approvers: Callable[[str | None, str | None, Interrupt], Any] | None
 
     def _root(self, run_id: str) -> str: ...
 
@@ -98,6 +102,8 @@ async def rollback(
         chain.append(engine.store.get_run(chain[-1].successor))
     for row in chain:
         _check_registered(engine, row)
+    if rejected is None:  # (a rejection's answer was admitted already, the approvers asked)
+        _refuse_unapproved(engine, chain[-1], who or {})
     result = RollbackResult(run_id)
     for row in reversed(chain):
         result.extend(await _roll_back_run(engine, row, reason, rejected, who or {}))
@@ -144,6 +150,26 @@ async def _roll_back_run(
         store.release(run.id)  # nothing more is written: the next rollback resumes from the journal
         raise
     return result
+
+
+def _refuse_unapproved(engine: RollbackEngine, run: RunRow, who: dict[str, Any]) -> None:
+    """A rollback of a paused run decides its open interrupts (the run never resumes): the ``approvers``
+    policy must allow ``who`` to answer each, as for an answer; else ``AnswerRefused``, nothing recorded."""
+    if engine.approvers is None or run.status != "interrupted":
+        return
+    journal = Journal(engine.store.entries(run.id))
+    ids = [
+        item["id"] for entry in journal.pending_interrupts() for item in entry.body.get("interrupts") or [entry.body]
+    ]
+    for interrupt, _ in Answers(by_id=dict.fromkeys(ids)).addressed(journal, run.id):
+        if engine.approvers(who.get("by"), who.get("via"), interrupt) is not True:
+            raise AnswerRefused(
+                f"run {run.id}: {who.get('by') or 'this caller'} (via {who.get('via') or 'api'}) may not roll it "
+                f"back: that decides {interrupt.id} ({interrupt.name!r}), which the Sandbox's approvers policy "
+                "refused them; nothing was recorded",
+                run_id=run.id,
+                status=run.status,
+            )
 
 
 def _refuse_a_late_rejection(run: RunRow, journal: Journal, rejected: str) -> None:
