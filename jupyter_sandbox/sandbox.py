@@ -35,6 +35,7 @@ from .results import CheckReport, RollbackResult, RunInfo, RunResult, status_wor
 from .stores import Store, open_store, portable
 from .stores.rows import RunStatus
 from .stores.sqlite import SQLiteStore
+from .values import json_copy
 
 __all__ = ["Sandbox"]
 
@@ -79,6 +80,7 @@ class Sandbox:
         self._loop = LoopHold()  # given back by close(): the last Sandbox closed stops the loop's thread
         self._closed = False
         self._engine.sync_scripts = self._sync_scripts
+        self._engine.completed = self._completed
         self._scheduler: Any = None
         self._mcp_servers: dict[str, Any] = {}  # name -> agents.mcp_client.McpServer, started by mcp()
 
@@ -312,10 +314,29 @@ class Sandbox:
 
         return remove(self._engine, name)
 
+    def script_kept(self, run_id: str) -> Any:
+        """The ``SavedScript`` a run started with ``eval(save=...)`` was kept as once it completed (saved now if
+        it was not yet); None when it asked for no save. A save refused (a bad name, a schema that cannot be
+        used) raises its error, the same on every ask.
+
+        >>> sb = Sandbox()
+        >>> run = sb.eval("return 1", save={"name": "one"})
+        >>> sb.script_kept(run.run_id).version, sb.script_kept(run.run_id).version
+        (1, 1)
+        """
+        from .saved import kept
+
+        return kept(self._engine, run_id)
+
     def _sync_scripts(self) -> None:
         from .saved import sync
 
         sync(self._engine)
+
+    def _completed(self, run: Any) -> None:
+        from .saved import on_completed
+
+        on_completed(self._engine, run)
 
     # -- running -------------------------------------------------------------------
 
@@ -331,6 +352,7 @@ class Sandbox:
         actions: list[str] | None = None,
         limits: Limits | None = None,
         observer: Observer | None = None,
+        save: dict[str, Any] | None = None,
     ) -> RunResult:
         """Run a script, or resume one from its call log; return its result.
 
@@ -338,12 +360,13 @@ class Sandbox:
         ``call_log`` back with ``resume=Resume(position=it.position, value=...)``
         (or call ``resume(it.run_id, value)``). Also raises ``RunParked``,
         ``CallLogMismatchError``, ``ScriptError``, ``LintError``, ``LimitExceeded``.
+        ``save={"name": ..., "description"?, "input_schema"?, "output_schema"?}`` keeps the script as
+        ``scripts.NAME`` when the run completes, now or on a later resume in any process, once
+        (``script_kept(run_id)`` says as what, or why not).
         """
         started_script()  # (from inside a plain action: it runs on a worker from now on)
         return self._loop.run(
-            self._aeval(
-                source, input, call_log, resume, strict, name=name, actions=actions, limits=limits, observer=observer
-            )
+            self._aeval(source, input, call_log, resume, strict, name, actions, limits, observer, save)
         )
 
     async def aeval(
@@ -358,12 +381,11 @@ class Sandbox:
         actions: list[str] | None = None,
         limits: Limits | None = None,
         observer: Observer | None = None,
+        save: dict[str, Any] | None = None,
     ) -> RunResult:
         """``eval``, awaited on the caller's own loop (or from an ``async def`` action: ``await sb.aeval(...)``)."""
         return await self._loop.tracked(
-            self._aeval(
-                source, input, call_log, resume, strict, name=name, actions=actions, limits=limits, observer=observer
-            )
+            self._aeval(source, input, call_log, resume, strict, name, actions, limits, observer, save)
         )
 
     async def _aeval(
@@ -373,20 +395,24 @@ class Sandbox:
         call_log: list | None,
         resume: Resume | Iterable[Resume] | None,
         strict: bool,
-        *,
         name: str | None,
         actions: list[str] | None,
         limits: Limits | None,
         observer: Observer | None,
+        save: dict[str, Any] | None = None,
     ) -> RunResult:
         _check_arguments(name=name, actions=actions, limits=limits)
+        if save is not None:  # kept on the run (its options), so whichever process completes it saves
+            save = json_copy(save, "eval's save=")
+            if not isinstance(save, dict) or not isinstance(save.get("name"), str):
+                raise TypeError(f"save= is {{name, description?, input_schema?, output_schema?}}, got {save!r:.80}")
         answers = _answers(resume)
         answers.by, answers.via, answers.process = self._who("api").values()
         run_id = getattr(call_log, "run_id", None)
         with nested():  # an async action awaiting this counts one level (docs: README, "Limits")
             if isinstance(call_log, CallLog) and run_id and self._owns(run_id, call_log):
                 return await self._engine.resume(run_id, answers, source=source, observer=observer, limits=limits)
-            request = StartRequest(source, input, name, strict, actions, limits, call_log, answers, observer)
+            request = StartRequest(source, input, name, strict, actions, limits, call_log, answers, observer, save)
             return await self._engine.start(request)
 
     def _owns(self, run_id: str, call_log: CallLog) -> bool:

@@ -12,15 +12,16 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from .actions import Action
-from .errors import RegistrationError, RunStateError
+from .errors import RegistrationError, RunStateError, SandboxError
 from .naming import SAVED_NAMESPACE, check_action_name, check_name
 from .values import json_copy
 
 if TYPE_CHECKING:
     from .engine.runs import Engine
+    from .stores.base import RunRow
     from .stores.scripts import SavedScript
 
-__all__ = ["NAMESPACE", "remove", "removed", "save", "sync"]
+__all__ = ["NAMESPACE", "kept", "on_completed", "remove", "removed", "save", "sync"]
 
 NAMESPACE = SAVED_NAMESPACE
 
@@ -61,11 +62,52 @@ def save(
     _spec(full, description, about.get("input_schema"), about.get("output_schema"))  # unusable: refused, unsaved
     if run_id is not None:
         about["from_run"] = run_id
+        same = _saved_before(engine, name, about)
+        if same is not None:  # the same save again (a retried tool call, a second look at a completed run)
+            return same
     version = engine.store.save_script(name, source, about)
     found = engine.store.script(name, version)
     assert found is not None
     sync(engine)
     return found
+
+
+def _saved_before(engine: Engine, name: str, about: dict[str, Any]) -> SavedScript | None:
+    """The version a save of this very run with this very description and schemas already made, if any."""
+    for script in engine.store.script_versions(name):
+        if script.source is not None and script.about == about:
+            return script
+    return None
+
+
+def kept(engine: Engine, run_id: str) -> SavedScript | None:
+    """The script a run started with ``eval(save=...)`` is kept as, saved now unless it was (None: no save
+    was asked, or the run is a fork). A save refused (a bad name, a schema that cannot be used) raises."""
+    run = engine.store.get_run(run_id)
+    asked = run.options.get("save")
+    if not isinstance(asked, dict) or "forked_from" in run.options:
+        return None
+    name: Any = asked.get("name")  # (a string when eval took it; check_name says so of any other)
+    return save(
+        engine,
+        name,
+        None,
+        run_id=run_id,
+        description=asked.get("description"),
+        input_schema=asked.get("input_schema"),
+        output_schema=asked.get("output_schema"),
+    )
+
+
+def on_completed(engine: Engine, run: RunRow) -> None:
+    """Keep a completed run's script if it was started with ``save=``: where it completes, first attempt or
+    resume, in any process. A refusal is logged, and said again to whoever asks ``kept`` (the tool)."""
+    if "save" not in run.options:
+        return
+    try:
+        kept(engine, run.id)
+    except (SandboxError, TypeError, ValueError) as exc:
+        log.warning("run %s completed; its script was not saved: %s", run.id, exc)
 
 
 def remove(engine: Engine, name: str) -> bool:

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import validators
 
-from jupyter_sandbox import ActionError, SandboxInterrupt
+from jupyter_sandbox import ActionError, Sandbox, SandboxInterrupt
 
 POINT = {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x"]}
 
@@ -76,3 +76,107 @@ def test_any_returned_value_is_the_calls_result_exactly_when_the_output_schema_a
         assert not fits and exc.action == "scripts.echo" and exc.issues
     else:
         assert fits and got == value
+
+
+# -- a script the model asked to save is saved when its run completes, first attempt or resume, once ----------
+
+ASKS = "const ok = await actions.ask(ctx.input); return ok ? ctx.input * 2 : 0"
+
+
+def _asking(sb):
+    sb.action(lambda n: n, name="ask", approval=True)
+    return sb.tool(allow_save=True)
+
+
+def test_a_script_that_paused_and_completed_on_the_tools_resume_is_saved(sb):
+    tool = _asking(sb)
+    paused = tool.run({"script": ASKS, "input": 2, "save": {"name": "twice"}})
+    assert paused.status == "paused" and paused.saved is None and sb.scripts() == []
+    done = tool.resume(paused.run_id, True)
+    assert done.status == "completed" and done.saved == {"name": "scripts.twice", "version": 1}
+    assert "Saved as actions.scripts.twice" in done.content
+    assert "twice(" in tool.description and [s.version for s in sb.store.script_versions("twice")] == [1]
+
+
+def test_a_run_the_tool_started_and_a_human_approved_elsewhere_is_saved_where_it_completes(store_path):
+    with Sandbox(store_path) as model_side, Sandbox(store_path) as card_side:
+        tool = _asking(model_side)
+        card_side.action(lambda n: n, name="ask", approval=True)
+        paused = tool.run({"script": ASKS, "input": 3, "save": {"name": "twice", "description": "Twice."}})
+        card_side.resume(paused.run_id, True)  # the card's Approve, in another kernel
+        assert [(s.name, s.version, s.description) for s in card_side.scripts()] == [("twice", 1, "Twice.")]
+        reported = tool.result(paused.run_id)
+        assert reported.saved == {"name": "scripts.twice", "version": 1}
+        assert tool.result(paused.run_id).saved == reported.saved  # asked again: the same version
+        assert [s.version for s in model_side.store.script_versions("twice")] == [1]
+
+
+def test_a_parked_run_woken_by_the_scheduler_is_saved_when_it_completes(clock):
+    sb = Sandbox(clock=clock)
+    tool = sb.tool(allow_save=True)
+    parked = tool.run({"script": "await ctx.sleep(60_000); return 7", "save": {"name": "late"}})
+    assert parked.status == "parked" and sb.scripts() == []
+    clock.advance(60_000)
+    assert [status for _, status in sb.run_due()][0].output == 7
+    assert [(s.name, s.version) for s in sb.scripts()] == [("late", 1)]
+    assert tool.result(parked.run_id).saved == {"name": "scripts.late", "version": 1}
+
+
+def test_a_save_refused_when_the_run_completes_on_resume_is_said_in_the_content_and_nothing_is_stored(sb):
+    tool = _asking(sb)
+    paused = tool.run({"script": ASKS, "input": 1, "save": {"name": "not.one"}})
+    done = tool.resume(paused.run_id, True)
+    assert done.status == "completed" and done.saved is None and "not saved" in done.content
+    assert sb.scripts() == []
+
+
+def test_a_run_that_completes_without_asking_to_save_is_not_saved(sb):
+    tool = _asking(sb)
+    done = tool.resume(tool.run({"script": ASKS, "input": 1}).run_id, True)
+    assert done.status == "completed" and done.saved is None and sb.scripts() == []
+
+
+def test_a_fork_of_a_run_that_saved_saves_nothing_more(sb):
+    tool = _asking(sb)
+    paused = tool.run({"script": ASKS, "input": 1, "save": {"name": "twice"}})
+    tool.resume(paused.run_id, True)
+    entries = sb.run(paused.run_id).entries
+    at = next(i for i, e in enumerate(entries) if e["kind"] == "interrupt") + 1
+    assert sb.fork(paused.run_id, at, True).output == 2  # "what if": completed, with the same script
+    assert [s.version for s in sb.store.script_versions("twice")] == [1]
+
+
+def test_eval_takes_save_and_refuses_one_that_is_not_a_save(sb):
+    assert sb.script_kept(sb.eval("return 1", save={"name": "one"}).run_id).version == 1
+    assert sb.script_kept(sb.eval("return 1").run_id) is None
+    with pytest.raises(TypeError, match="save="):
+        sb.eval("return 1", save={"description": "no name"})
+
+
+@settings(max_examples=scaled(10), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pauses=st.integers(0, 3), looks=st.integers(1, 3), answer=st.sampled_from(["tool", "sandbox"]))
+def test_whatever_the_pauses_and_the_looks_a_completed_run_saves_its_script_exactly_once(sb, pauses, looks, answer):
+    """However many approvals the run waits on, answered through the tool or not, and however often its
+    result is read afterwards, its script is stored once."""
+    sb.action(lambda n: n, name="ask", approval=True)
+    tool = sb.tool(allow_save=True)
+    name = f"s{len(sb.store.scripts(removed=True))}"
+    script = f"for (let i = 0; i < {pauses}; i++) await actions.ask(i); return {pauses}"
+    result = tool.run({"script": script, "save": {"name": name}})
+    while result.status == "paused":
+        if answer == "tool":
+            result = tool.resume(result.run_id, True)
+        else:  # a human answers in the card: the tool only reads the result afterwards
+            _answered(sb, result.run_id)
+            result = tool.result(result.run_id)
+    assert result.status == "completed"
+    for _ in range(looks):
+        assert tool.result(result.run_id).saved == {"name": f"scripts.{name}", "version": 1}
+    assert [s.version for s in sb.store.script_versions(name)] == [1]
+
+
+def _answered(sb, run_id):
+    try:
+        sb.resume(run_id, True)
+    except SandboxInterrupt:
+        pass  # the next approval

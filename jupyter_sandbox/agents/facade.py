@@ -70,7 +70,11 @@ class SandboxLike(Protocol):
         actions: list[str] | None = None,
         limits: Limits | None = None,
         observer: Observer | None = None,
+        save: dict[str, Any] | None = None,
     ) -> RunResult: ...
+
+    def script_kept(self, run_id: str) -> Any:
+        """The saved script a run started with ``eval(save=...)`` became (``Sandbox.script_kept``)."""
 
     def resume(
         self,

@@ -168,30 +168,29 @@ class SandboxTool:
                 name=self.name,
                 actions=self.actions,
                 limits=self.limits,
+                save=save,
             ),
             script,
         )
-        if save is not None and result.status == "completed" and result.run_id is not None:
-            self._save(result, save)
-        return result
+        return self._saved(result)
 
     __call__ = run
 
-    def _save(self, result: ToolResult, save: dict[str, Any]) -> None:
-        """Keep the script that worked; the content says where it is (or why it was not kept)."""
+    def _saved(self, result: ToolResult) -> ToolResult:
+        """A completed run's result with the script its ``save`` kept (on the first attempt or a resume, the
+        run asked for it when it started): the content says where it is, or why it was not kept."""
+        if result.status != "completed" or result.run_id is None:
+            return result
         try:
-            kept = self.sandbox.save_script(
-                save["name"],
-                run_id=result.run_id,
-                description=save.get("description"),
-                input_schema=save.get("input_schema"),
-                output_schema=save.get("output_schema"),
-            )
+            kept = self.sandbox.script_kept(result.run_id)
         except (SandboxError, TypeError, ValueError) as exc:
             result.content += f"\nThe script was not saved: {exc}"
-            return
+            return result
+        if kept is None:
+            return result
         result.saved = {"name": f"scripts.{kept.name}", "version": kept.version}
         result.content += f"\nSaved as actions.scripts.{kept.name} (version {kept.version}): later scripts may call it."
+        return result
 
     def resume(self, run_id: str, answers: Any = True, *, channel: str = "tool") -> ToolResult:
         """Answer a paused run and go on: ``answers`` maps interrupt ids to answers, or is the one answer to the
@@ -204,7 +203,7 @@ class SandboxTool:
         result = self._outcome(
             lambda: self.sandbox.resume(run_id, given.first, answers=given.by_id, channel=channel), source
         )
-        return self._with_answers(result, run_id)
+        return self._with_answers(self._saved(result), run_id)
 
     def _with_answers(self, result: ToolResult, run_id: str) -> ToolResult:
         """The result with who answered the run, as its journal says (for the program: ``content``, the
@@ -218,7 +217,7 @@ class SandboxTool:
 
     def result(self, run_id: str) -> ToolResult:
         """The run as the store has it now (after a human answered in the card, say), as a ToolResult."""
-        now = self._result_now(run_id)
+        now = self._saved(self._result_now(run_id))
         return self._with_answers(now, now.run_id or run_id)
 
     def _result_now(self, run_id: str) -> ToolResult:

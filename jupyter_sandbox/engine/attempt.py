@@ -92,6 +92,8 @@ class StartRequest:
     call_log: list[dict[str, Any] | None] | None = None
     answers: Answers | None = None
     observer: Observer | None = None
+    # Kept on the run for the layer above, read when the run completes (saved.py: keep the script, once).
+    save: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,8 @@ class Engine:
         self.executor: Executor = ActionPool()
         self.on_progress = on_progress
         self.sync_scripts: Callable[[], None] | None = None  # registers the store's saved scripts (saved.py)
+        # Told of each top-level run that completes, in whichever process completes it (saved.py: eval(save=)).
+        self.completed: Callable[[RunRow], None] | None = None
         self.closing = False  # its Sandbox is closing: a run starts no more calls (it stops, resumable)
         # Who may answer: ``(identity, channel, interrupt) -> bool``, asked before an answer is recorded.
         self.approvers: Callable[[str | None, str | None, Interrupt], Any] | None = None
@@ -153,6 +155,7 @@ class Engine:
                 "strict": request.strict,
                 "actions": request.actions,
                 "limits": _limit_overrides(limits, self.limits),
+                **({"save": request.save} if request.save is not None else {}),
             },
         )
         if answers.given():
@@ -253,6 +256,8 @@ class Engine:
     async def _drive(self, request: AttemptRequest) -> RunResult:
         request.answers.check()  # an answer is journaled and handed to an action: JSON, or a clear error now
         result, run, run_ids = await self.run_chain(request)
+        if result.status == "completed" and self.completed is not None:
+            self.completed(run)
         return self._conclude(run, result, run_ids)
 
     async def run_chain(self, request: AttemptRequest) -> tuple[AttemptResult, RunRow, list[str]]:

@@ -259,6 +259,9 @@ class Store(Protocol):
     def scripts(self, *, removed: bool = False) -> list[SavedScript]:
         """The newest version of every saved script not removed (``removed``: those too), by name."""
 
+    def script_versions(self, name: str) -> list[SavedScript]:
+        """Every version of a saved script, oldest first (a removal's too: its ``source`` is None)."""
+
     # -- moving runs between stores (portable.py) --------------------------------------
 
     def dump_run(self, run_id: str) -> dict[str, Any]:

@@ -96,6 +96,11 @@ class ScriptsTable:
             return None
         return _row(rows[0])
 
+    def script_versions(self, name: str) -> list[SavedScript]:
+        """Every version of ``name``, oldest first (a removal's too: its ``source`` is None)."""
+        rows = self._read(self._sql(f"SELECT {_COLUMNS} FROM scripts WHERE name = ? ORDER BY version"), (name,))
+        return [_row(r) for r in rows]
+
     def scripts(self, *, removed: bool = False) -> list[SavedScript]:
         """The newest version of every saved script not removed, by name; ``removed``: those removed too
         (their ``source`` is None)."""
