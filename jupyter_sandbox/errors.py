@@ -223,7 +223,17 @@ class ActionError(ScriptError):
         }
 
 
-LIMITS = ("source-size", "memory", "stack", "fuel-exhausted", "journal-cap", "generations", "console", "nesting")
+LIMITS = (
+    "source-size",
+    "memory",
+    "stack",
+    "fuel-exhausted",
+    "journal-cap",
+    "generations",
+    "console",
+    "nesting",
+    "schema-size",
+)
 
 
 class LimitExceeded(SandboxError):
@@ -233,7 +243,7 @@ class LimitExceeded(SandboxError):
     ``fuel-exhausted``, ``journal-cap``, ``generations`` (continueAsNew
     successors in one call), ``console`` (lines or bytes of console output in
     one attempt), ``nesting`` (scripts started from ``async def`` actions, one
-    inside another); ``value`` is the configured bound.
+    inside another), ``schema-size`` (a saved script's schema, refused at save); ``value`` is the bound.
     The kernel, the Sandbox and the store are unharmed.
     """
 

@@ -8,13 +8,14 @@ from the store before each attempt and declares them with their schemas.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
 from .actions import Action
-from .errors import RegistrationError, RunStateError, SandboxError
+from .errors import LimitExceeded, RegistrationError, RunStateError, SandboxError
 from .naming import SAVED_NAMESPACE, check_action_name, check_name
-from .values import json_copy
+from .values import MAX_SCHEMA_BYTES, json_copy
 
 if TYPE_CHECKING:
     from .engine.runs import Engine
@@ -58,8 +59,9 @@ def save(
     about: dict[str, Any] = {"description": description}
     for key, schema in (("input_schema", input_schema), ("output_schema", output_schema)):
         if schema is not None:
-            about[key] = json_copy(_schema(schema), f"the script's {key}")
-    _spec(full, description, about.get("input_schema"), about.get("output_schema"))  # unusable: refused, unsaved
+            about[key] = _bounded(json_copy(_schema(schema), f"the script's {key}"), name, key)
+    # unusable: refused, unsaved; usable: the spec the action is registered with (checked once, here)
+    spec = _spec(full, description, about.get("input_schema"), about.get("output_schema"))
     if run_id is not None:
         about["from_run"] = run_id
         same = _saved_before(engine, name, about)
@@ -68,6 +70,7 @@ def save(
     version = engine.store.save_script(name, source, about)
     found = engine.store.script(name, version)
     assert found is not None
+    engine.register_action(_action(full, found, spec))
     sync(engine)
     return found
 
@@ -134,7 +137,7 @@ def sync(engine: Engine) -> None:
             engine.register_action(_action(full, script))
         except RegistrationError:
             continue  # beside an action of the user's own (save refuses that; another process may not have): kept
-        except TypeError as exc:  # a schema this version cannot use (saved by another): that script alone is left out
+        except (TypeError, LimitExceeded) as exc:  # a schema this version cannot use (saved by another): left out
             log.warning("the saved script %s is not registered: %s", full, exc)
 
 
@@ -151,8 +154,10 @@ def _spec(full: str, description: str | None, input_schema: Any, output_schema: 
     return spec
 
 
-def _action(full: str, script: SavedScript) -> Action:
-    spec = _spec(full, script.description, script.about.get("input_schema"), script.about.get("output_schema"))
+def _action(full: str, script: SavedScript, spec: Any = None) -> Action:
+    if spec is None:  # one stored by another process (or version): bounded and checked here as at its save
+        schemas = [_bounded(script.about.get(k), script.name, k) for k in ("input_schema", "output_schema")]
+        spec = _spec(full, script.description, *schemas)
     return Action(
         full, _saved, description=script.description, spec=spec, saved=script.name, saved_version=_live_version(script)
     )
@@ -166,6 +171,19 @@ def _live_version(script: SavedScript) -> int:
 def removed(action: Action) -> bool:
     """A saved script since removed: still callable by the runs that recorded it, declared no more."""
     return action.saved is not None and action.saved_version == 0
+
+
+def _bounded(schema: Any, name: str, key: str) -> Any:
+    """``schema`` if its JSON is within ``MAX_SCHEMA_BYTES``; else ``LimitExceeded("schema-size")``."""
+    size = len(json.dumps(schema, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    if size > MAX_SCHEMA_BYTES:
+        raise LimitExceeded(
+            "schema-size",
+            f"the {key} of script {name!r} is {size:,} bytes of JSON; the limit is {MAX_SCHEMA_BYTES:,} bytes "
+            f"({MAX_SCHEMA_BYTES // 1024} KiB): describe the input and output, not every value they may take",
+            value=MAX_SCHEMA_BYTES,
+        )
+    return schema
 
 
 def _schema(schema: Any) -> Any:

@@ -3,13 +3,16 @@ size, and a script the model asked the tool to save is saved once its run comple
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from examples import scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import validators
 
-from jupyter_sandbox import ActionError, Sandbox, SandboxInterrupt
+from jupyter_sandbox import ActionError, LimitExceeded, Sandbox, SandboxInterrupt, saved
+from jupyter_sandbox.values import MAX_SCHEMA_BYTES
 
 POINT = {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x"]}
 
@@ -180,3 +183,62 @@ def _answered(sb, run_id):
         sb.resume(run_id, True)
     except SandboxInterrupt:
         pass  # the next approval
+
+
+# -- a schema's size is bounded, and a save checks it once ---------------------------------------------------
+
+
+def _schema_of_size(size):
+    """An object schema whose JSON is exactly ``size`` bytes (its description padded)."""
+    schema = {"type": "object", "description": ""}
+    schema["description"] = "x" * (size - len(json.dumps(schema)))
+    assert len(json.dumps(schema).encode()) == size
+    return schema
+
+
+def test_a_schema_past_the_bound_is_refused_at_save_before_it_is_checked_and_nothing_is_stored(sb, monkeypatch):
+    checked = []
+    monkeypatch.setattr(saved, "_spec", lambda *a: checked.append(a))
+    for key in ("input_schema", "output_schema"):
+        with pytest.raises(LimitExceeded) as refused:
+            sb.save_script("big", "return 1", **{key: _schema_of_size(MAX_SCHEMA_BYTES + 1)})
+        assert refused.value.limit == "schema-size" and refused.value.value == MAX_SCHEMA_BYTES
+        assert f"the {key} of script 'big' is 65,537 bytes" in str(refused.value)
+    assert checked == [] and sb.scripts() == []
+
+
+def test_a_megabytes_schema_from_the_tool_is_said_not_saved(sb):
+    big = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(100_000)}}
+    result = sb.tool(allow_save=True).run({"script": "return 1", "save": {"name": "big", "input_schema": big}})
+    assert result.status == "completed" and "schema-size" in result.content and sb.scripts() == []
+
+
+@settings(max_examples=scaled(20), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(over=st.integers(-3, 3))
+def test_a_schema_is_saved_exactly_when_its_json_is_within_the_bound(sb, over):
+    schema = _schema_of_size(MAX_SCHEMA_BYTES + over)
+    try:
+        kept = sb.save_script("edge", "return ctx.input", input_schema=schema)
+    except LimitExceeded:
+        assert over > 0
+    else:
+        assert over <= 0 and kept.about["input_schema"] == schema
+
+
+def test_a_save_checks_its_schemas_once_and_later_runs_not_again(sb, monkeypatch):
+    built = []
+    real = saved._spec
+    monkeypatch.setattr(saved, "_spec", lambda *a: built.append(a[0]) or real(*a))
+    sb.save_script("typed", "return ctx.input", input_schema=int, output_schema=int)
+    for _ in range(3):
+        assert sb.eval("return await actions.scripts.typed(2)").output == 2
+    assert built == ["scripts.typed"]
+
+
+def test_a_stored_schema_past_the_bound_is_left_out_with_a_warning_and_the_store_still_runs(sb, caplog):
+    sb.store.save_script(
+        "huge", "return 1", {"description": None, "input_schema": _schema_of_size(MAX_SCHEMA_BYTES + 1)}
+    )
+    sb.save_script("fine", "return 2")
+    assert sb.eval("return await actions.scripts.fine()").output == 2
+    assert "scripts.huge" not in sb.declarations() and "schema-size" in caplog.text

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ..errors import StoreError
-from ..values import MAX_DEPTH
+from ..values import MAX_DEPTH, MAX_SCHEMA_BYTES
 from .nesting import MAX_NESTING
 
 __all__ = ["Limits", "MAX_DEPTH", "limits_table", "stored_limits"]
@@ -117,7 +117,7 @@ def _shown(value: Any, unit: str) -> str:
 
 
 def limits_table() -> str:
-    """The README's table of every limit: one row per ``Limits`` field, its default, and the nesting bound."""
+    """The README's table of every limit: one row per ``Limits`` field, its default, and the fixed bounds."""
     rows = ["| `Limits` field | default | what it bounds | past it |", "| --- | --- | --- | --- |"]
     for item in fields(Limits):
         meta = item.metadata
@@ -131,6 +131,10 @@ def limits_table() -> str:
         "action, `sb.eval` from a plain one run in place, a child run: `ctx.delegate`, a saved script), "
         "the outermost included "
         '| the innermost call fails naming the nesting (`LimitExceeded("nesting")` inside it) |'
+    )
+    rows.append(
+        f"| (fixed) | {_shown(MAX_SCHEMA_BYTES, 'bytes')} | a saved script's `input_schema` or `output_schema` "
+        '(its JSON, UTF-8) | `LimitExceeded("schema-size")` at save, nothing stored |'
     )
     return "\n".join(rows)
 
