@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 from .actions import Action
 from .errors import LimitExceeded, RegistrationError, RunStateError, SandboxError
 from .naming import SAVED_NAMESPACE, check_action_name, check_name
+from .stores.scripts import SavedScript
 from .values import MAX_SCHEMA_BYTES, json_copy
 
 if TYPE_CHECKING:
     from .engine.runs import Engine
     from .stores.base import RunRow
-    from .stores.scripts import SavedScript
 
 __all__ = ["NAMESPACE", "kept", "on_completed", "remove", "removed", "save", "sync"]
 
@@ -126,12 +126,16 @@ def sync(engine: Engine) -> None:
     """Register the store's saved scripts as the actions ``scripts.NAME`` (and drop those removed)."""
     actions = engine.actions
     # Removed ones too: a run that called one replays it from its journal (a live call says it was removed).
-    current = {f"{NAMESPACE}.{s.name}": s for s in engine.store.scripts(removed=True)}
+    # Before each attempt: the newest versions alone are read, and a script only when it changed.
+    current = {f"{NAMESPACE}.{name}": (name, version, gone) for name, version, gone in engine.store.script_heads()}
     for name in [n for n, a in actions.items() if a.saved is not None and n not in current]:
         del actions[name]
-    for full, script in current.items():
+    for full, (name, version, gone) in current.items():
         known = actions.get(full)
-        if known is not None and known.saved is not None and known.saved_version == _live_version(script):
+        if known is not None and known.saved is not None and known.saved_version == (0 if gone else version):
+            continue
+        script = SavedScript(name, version, None, 0.0) if gone else engine.store.script(name, version)
+        if script is None:
             continue
         try:
             engine.register_action(_action(full, script))

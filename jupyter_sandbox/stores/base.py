@@ -259,6 +259,9 @@ class Store(Protocol):
     def scripts(self, *, removed: bool = False) -> list[SavedScript]:
         """The newest version of every saved script not removed (``removed``: those too), by name."""
 
+    def script_heads(self) -> list[tuple[str, int, bool]]:
+        """``(name, newest version, removed)`` of every saved script, by name (no source, no schemas read)."""
+
     def script_versions(self, name: str) -> list[SavedScript]:
         """Every version of a saved script, oldest first (a removal's too: its ``source`` is None)."""
 

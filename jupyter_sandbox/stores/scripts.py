@@ -96,6 +96,12 @@ class ScriptsTable:
             return None
         return _row(rows[0])
 
+    def script_heads(self) -> list[tuple[str, int, bool]]:
+        """``(name, newest version, removed)`` of every saved script, by name: what a process compares with
+        the scripts it registered, without reading (and decoding) their sources and schemas."""
+        rows = self._read(self._sql(f"SELECT name, version, source IS NULL FROM ({_LATEST}) latest ORDER BY name"))
+        return [(str(name), int(version), bool(gone)) for name, version, gone in rows]
+
     def script_versions(self, name: str) -> list[SavedScript]:
         """Every version of ``name``, oldest first (a removal's too: its ``source`` is None)."""
         rows = self._read(self._sql(f"SELECT {_COLUMNS} FROM scripts WHERE name = ? ORDER BY version"), (name,))
