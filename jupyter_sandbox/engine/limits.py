@@ -130,7 +130,8 @@ def limits_table() -> str:
         f"| (fixed) | {MAX_NESTING} scripts | scripts one inside another (`await sb.aeval` from an `async def` "
         "action, `sb.eval` from a plain one run in place, a child run: `ctx.delegate`, a saved script), "
         "the outermost included "
-        '| the innermost call fails naming the nesting (`LimitExceeded("nesting")` inside it) |'
+        '| the innermost call fails naming the nesting (`LimitExceeded("nesting")` inside it); uncaught, it '
+        'reaches the top once, as `ActionError: LimitExceeded: nesting: ...` with `.limit == "nesting"` |'
     )
     rows.append(
         f"| (fixed) | {_shown(MAX_SCHEMA_BYTES, 'bytes')} | a saved script's `input_schema` or `output_schema` "
