@@ -1,4 +1,5 @@
-"""Helpers for the end-to-end browser test: Debian's chromium, a private JupyterLab, process bookkeeping.
+"""Helpers for the end-to-end browser tests: Debian's chromium, a private JupyterLab, process bookkeeping,
+and the one setup every browser test shares (``lab_session``, ``write_notebook``, ``run_cells``).
 
 JupyterLab runs as ``python -m jupyter lab`` with this interpreter, on
 127.0.0.1 and a free port, with no token, every Jupyter/IPython directory in a
@@ -11,6 +12,7 @@ checked to be gone afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -21,6 +23,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -314,3 +317,113 @@ def shut_down(lab: JupyterLab, baseline: set[int], browser: Any, pw: Any, ours: 
         except OSError:
             pass
     return left
+
+
+# -- one test's server, browser and pages ---------------------------------------------------------
+
+SHOTS = Path("/tmp/shots")  # screenshots the browser tests leave for a reader to look at
+
+# The notebook's kernel is idle and its ``%d`` cells are drawn.
+KERNEL_IDLE = """() => {
+  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const kernel = panel && panel.sessionContext && panel.sessionContext.session && panel.sessionContext.session.kernel;
+  return Boolean(kernel && kernel.status === 'idle' && panel.content && panel.content.widgets.length === %d);
+}"""
+
+RUN_CELLS = """(indexes) => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const run = async () => {
+    for (const i of indexes) {
+      panel.content.activeCellIndex = i;
+      await window.jupyterapp.commands.execute('notebook:run-cell');
+    }
+  };
+  return run();
+}"""
+
+
+def write_notebook(path: Path, sources: list[str]) -> None:
+    """A notebook of these code cells, on the ``python3`` kernel the server's kernelspec starts."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    nb = new_notebook(cells=[new_code_cell(c) for c in sources])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nbformat.write(nb, path)
+
+
+def run_cells(page: Any, cells: int, *indexes: int, wait: bool = True) -> None:
+    """Run these cells in order, as a user selecting each and pressing Shift+Enter would; with ``wait``, until
+    each has run and the kernel is idle again (the notebook has ``cells`` cells)."""
+    if wait:
+        page.evaluate(RUN_CELLS, list(indexes))  # page.evaluate waits for it: each cell has run
+        page.wait_for_function(KERNEL_IDLE % cells)
+    else:
+        page.evaluate(f"(indexes) => {{ ({RUN_CELLS})(indexes); }}", list(indexes))
+
+
+class LabSession:
+    """A private JupyterLab and a headless Chromium, for one test or module (``lab_session`` opens it)."""
+
+    def __init__(self, lab: JupyterLab, browser: Any):
+        self.lab, self.browser = lab, browser
+        self.page: Any = None  # the page opened last: screenshotted if the test fails
+        self.ours: dict[int, int] = {}  # every process the test started (and their children): pid -> starttime
+
+    def open(
+        self,
+        path: str,
+        cells: int,
+        *,
+        frontend: str = "lab",
+        width: int = 1100,
+        height: int = 1400,
+        timeout_ms: int = 45_000,
+        idle_ms: int = 60_000,
+    ) -> Any:
+        """A new page on the notebook ``path`` in JupyterLab (``frontend="notebook7"``: Notebook 7), once its
+        kernel is idle with its ``cells`` cells drawn."""
+        page = self.browser.new_page(viewport={"width": width, "height": height})
+        page.set_default_timeout(timeout_ms)
+        page.goto(self.lab.url + ("/lab/tree/" if frontend == "lab" else "/notebooks/") + path)
+        page.wait_for_function(KERNEL_IDLE % cells, timeout=idle_ms)
+        self.page = page
+        return page
+
+
+@contextlib.contextmanager
+def lab_session(
+    root: Path, home: Path, *, expect_ms: int = 45_000, failure_shot: Path | None = None
+) -> Iterator[LabSession]:
+    """Start JupyterLab on ``root`` and Chromium; stop both after, and fail if a process either started is left.
+
+    A failure inside saves a screenshot of the last page opened (to ``failure_shot``) and prints the server's
+    log tail. ``expect_ms``: playwright's ``expect`` timeout meanwhile (its default again after). After the block,
+    ``session.ours`` holds every process the test started and ``session.lab.escalated`` whether one needed force."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = ensure_chromium()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    baseline = set(descendants(os.getpid()))
+    lab = JupyterLab(root, home)
+    pw = browser = None
+    session = LabSession(lab, None)
+    try:
+        lab.start()
+        pw = sync_playwright().start()
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        expect.set_options(timeout=expect_ms)
+        session.browser = browser
+        yield session
+    except BaseException:
+        if failure_shot is not None and session.page is not None:
+            try:
+                session.page.screenshot(path=str(failure_shot))
+            except Exception:  # the page may be what broke
+                pass
+        print(f"\njupyter lab log tail:\n{lab.log_tail()}")
+        raise
+    finally:
+        expect.set_options(timeout=5_000)  # playwright's default, for any later test
+        left = shut_down(lab, baseline, browser, pw, session.ours)
+    assert not left, f"processes left behind: {left}"

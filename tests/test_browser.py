@@ -20,16 +20,15 @@ Run alone: ``python -m pytest tests/test_browser.py -m browser -q -s``.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import time
 from pathlib import Path
 
+import browser_support
 import nbformat
 import pytest
-from browser_support import CHROMIUM_ARGS, JupyterLab, descendants, ensure_chromium, shut_down
-from nbformat.v4 import new_code_cell, new_notebook
+from browser_support import KERNEL_IDLE, lab_session
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 SHOTS = Path("/tmp/cards")
@@ -78,39 +77,18 @@ LOAD_CELL, SETUP_CELL, SANDBOX_CELL, SHOW_CELL, RAFFLE_CELL, RESUME_CELL, THREE_
     range(len(CELLS))
 )
 
-KERNEL_IDLE = """() => {
-  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  const kernel = panel && panel.sessionContext && panel.sessionContext.session && panel.sessionContext.session.kernel;
-  return Boolean(kernel && kernel.status === 'idle' && panel.content && panel.content.widgets.length === %d);
-}"""
-
 # CodeMirror's highlighted tokens of a cell's editor, in order: [[text, className, color], ...].
 TOKENS = """(cell) => [...cell.querySelectorAll('.cm-content .cm-line span')]
   .filter((s) => s.children.length === 0).map((s) => [s.textContent, s.className, getComputedStyle(s).color])"""
 
 
 def write_notebook(path, store):
-    nb = new_notebook(cells=[new_code_cell(c if c is not None else SETUP.format(store=str(store))) for c in CELLS])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    nbformat.write(nb, path)
+    browser_support.write_notebook(path, [c if c is not None else SETUP.format(store=str(store)) for c in CELLS])
 
 
 def run_cells(page, *indexes):
     """Run these cells (in order), as a user selecting each and pressing Shift+Enter would."""
-    page.evaluate(
-        """(indexes) => {
-      const panel = window.jupyterapp.shell.currentWidget;
-      const run = async () => {
-        for (const i of indexes) {
-          panel.content.activeCellIndex = i;
-          await window.jupyterapp.commands.execute('notebook:run-cell');
-        }
-      };
-      return run();  // page.evaluate waits for it: each cell has run
-    }""",
-        list(indexes),
-    )
-    page.wait_for_function(KERNEL_IDLE % len(CELLS))
+    browser_support.run_cells(page, len(CELLS), *indexes)
 
 
 def token_class(tokens, word):
@@ -123,32 +101,19 @@ def card_of(cells, i):
 
 def test_the_run_card_in_jupyterlab_and_notebook_7(tmp_path):
     """The whole flow in JupyterLab 4, then Notebook 7 on the same server."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     started = time.monotonic()
-    chromium = ensure_chromium()
-    SHOTS.mkdir(parents=True, exist_ok=True)
     root, home = tmp_path / "root", tmp_path / "home"
     root.mkdir()
     home.mkdir()
     write_notebook(root / "e2e.ipynb", tmp_path / "store" / "runs.sqlite")
     shot = SHOTS / "lab-light.png"
-    baseline = set(descendants(os.getpid()))
-    ours: dict[int, int] = {}  # every process this test started (and their children): pid -> starttime
-    left: dict[int, str] = {}
+    SHOTS.mkdir(parents=True, exist_ok=True)
     n = len(CELLS)
-
-    lab = JupyterLab(root, home)
-    pw = browser = page = None
-    try:
-        lab.start()
-        pw = sync_playwright().start()
-        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 3000})
-        page.set_default_timeout(30_000)
-        expect.set_options(timeout=30_000)
-        page.goto(f"{lab.url}/lab/tree/e2e.ipynb")
-        page.wait_for_function(KERNEL_IDLE % n, timeout=45_000)
+    with lab_session(root, home, expect_ms=30_000, failure_shot=shot) as session:
+        lab, browser = session.lab, session.browser
+        page = session.open("e2e.ipynb", n, width=1280, height=3000, timeout_ms=30_000, idle_ms=45_000)
         cells = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")
         expect(cells).to_have_count(n)
         lab.remember()
@@ -264,21 +229,5 @@ def test_the_run_card_in_jupyterlab_and_notebook_7(tmp_path):
             f"\nscreenshots: {SHOTS}/lab-light.png, lab-dark.png, notebook7.png; big card saved {big_size} bytes; "
             f"{time.monotonic() - started:.1f} s before shutdown"
         )
-    except BaseException as exc:
-        if page is not None:
-            try:
-                page.screenshot(path=str(shot))
-            except Exception:
-                pass
-        print(f"\nscreenshot (at failure): {shot}\njupyter lab log tail:\n{lab.log_tail()}")
-        if hasattr(exc, "add_note"):
-            exc.add_note(f"screenshot: {shot}; JupyterLab log: {lab.log_path}")
-        raise
-    finally:
-        expect.set_options(timeout=5_000)  # playwright's default, for any later test
-        left = shut_down(lab, baseline, browser, pw, ours)
-        if left or lab.escalated:
-            print(f"left behind: {left}; forced: {lab.escalated}")
-    assert not left, f"processes left behind: {left}; screenshot: {shot}"
-    assert not lab.escalated, f"shutdown needed force: {lab.escalated}; screenshot: {shot}"
-    print(f"whole test: {time.monotonic() - started:.1f} s; {len(ours)} processes started, none left")
+    assert not lab.escalated, f"shutdown needed force: {lab.escalated}"
+    print(f"whole test: {time.monotonic() - started:.1f} s; {len(session.ours)} processes started, none left")

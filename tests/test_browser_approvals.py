@@ -8,17 +8,12 @@ Run alone: ``python -m pytest tests/test_browser_approvals.py -m browser -q -s``
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
-import nbformat
 import pytest
-from browser_support import CHROMIUM_ARGS, JupyterLab, descendants, ensure_chromium, shut_down
-from nbformat.v4 import new_code_cell, new_notebook
+from browser_support import KERNEL_IDLE, SHOTS, lab_session, write_notebook
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
-SHOTS = Path("/tmp/shots")
 
 SETUP = """\
 import os
@@ -41,40 +36,19 @@ PAY_CELL, SHOW_CELL = 2, 3
 REDRAW = """() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.requestExecute({
   code: 'from jupyter_sandbox.notebook.cards import cards\\nfor c in cards(): c.refresh()', silent: true}).done"""
 
-KERNEL_IDLE = """() => {
-  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  const kernel = panel && panel.sessionContext && panel.sessionContext.session && panel.sessionContext.session.kernel;
-  return Boolean(kernel && kernel.status === 'idle' && panel.content && panel.content.widgets.length === %d);
-}"""
-
 
 def test_the_card_after_edit_and_approve_shows_who_approved_and_the_input_that_ran(tmp_path):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    chromium = ensure_chromium()
-    SHOTS.mkdir(parents=True, exist_ok=True)
     root, home = tmp_path / "root", tmp_path / "home"
     root.mkdir()
     home.mkdir()
     store = tmp_path / "store" / "runs.sqlite"
-    nb = new_notebook(cells=[new_code_cell(c if c is not None else SETUP.format(store=str(store))) for c in CELLS])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    nbformat.write(nb, root / "approve.ipynb")
-    baseline = set(descendants(os.getpid()))
-    ours: dict[int, int] = {}
-    left: dict[int, str] = {}
-    lab = JupyterLab(root, home)
-    pw = browser = page = None
+    write_notebook(root / "approve.ipynb", [c if c is not None else SETUP.format(store=str(store)) for c in CELLS])
     light, dark = SHOTS / "approvals-light.png", SHOTS / "approvals-dark.png"
-    try:
-        lab.start()
-        pw = sync_playwright().start()
-        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1100, "height": 1400})
-        page.set_default_timeout(30_000)
-        expect.set_options(timeout=30_000)
-        page.goto(f"{lab.url}/lab/tree/approve.ipynb")
-        page.wait_for_function(KERNEL_IDLE % len(CELLS), timeout=45_000)
+    with lab_session(root, home, expect_ms=30_000, failure_shot=SHOTS / "approvals-failure.png") as session:
+        lab = session.lab
+        page = session.open("approve.ipynb", len(CELLS), timeout_ms=30_000, idle_ms=45_000)
         cells = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")
         expect(cells).to_have_count(len(CELLS))
         lab.remember()
@@ -120,15 +94,3 @@ def test_the_card_after_edit_and_approve_shows_who_approved_and_the_input_that_r
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
         lab.remember()
         print(f"\nscreenshots: {light}, {dark}")
-    except BaseException as exc:
-        if page is not None:
-            try:
-                page.screenshot(path=str(SHOTS / "approvals-failure.png"))
-            except Exception:
-                pass
-        print(f"\njupyter lab log tail:\n{lab.log_tail()}")
-        raise exc
-    finally:
-        expect.set_options(timeout=5_000)
-        left = shut_down(lab, baseline, browser, pw, ours)
-    assert not left, f"processes left behind: {left}"

@@ -12,18 +12,16 @@ Run alone: ``python -m pytest tests/test_browser_card_views.py -m browser -q -s`
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from pathlib import Path
 
+import browser_support
 import nbformat
 import pytest
-from browser_support import CHROMIUM_ARGS, JupyterLab, descendants, ensure_chromium, shut_down
-from nbformat.v4 import new_code_cell, new_notebook
+from browser_support import KERNEL_IDLE, SHOTS, lab_session, write_notebook
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
-SHOTS = Path("/tmp/shots")
 FILES = Path(__file__).parent / "mcp_servers" / "files.py"
 
 SETUP = """\
@@ -87,30 +85,11 @@ LOAD, SETUP_CELL, PAY_CELL, COPY_CELL, ASK_CELL, MCP_CELL, SPIN_CELL, FAIL_CELL,
     len(CELLS)
 )
 
-KERNEL_IDLE = """() => {
-  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  const kernel = panel && panel.sessionContext && panel.sessionContext.session && panel.sessionContext.session.kernel;
-  return Boolean(kernel && kernel.status === 'idle' && panel.content && panel.content.widgets.length === %d);
-}"""
-RUN_CELLS = """(indexes) => {
-  const panel = window.jupyterapp.shell.currentWidget;
-  const run = async () => {
-    for (const i of indexes) {
-      panel.content.activeCellIndex = i;
-      await window.jupyterapp.commands.execute('notebook:run-cell');
-    }
-  };
-  return run();
-}"""
 THEME = "(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})"
 
 
 def run_cells(page, *indexes, wait=True):
-    if wait:
-        page.evaluate(RUN_CELLS, list(indexes))
-        page.wait_for_function(KERNEL_IDLE % len(CELLS))
-    else:
-        page.evaluate(f"(indexes) => {{ ({RUN_CELLS})(indexes); }}", list(indexes))
+    browser_support.run_cells(page, len(CELLS), *indexes, wait=wait)
 
 
 class Frontend:
@@ -139,10 +118,6 @@ class Frontend:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    from playwright.sync_api import expect, sync_playwright
-
-    chromium = ensure_chromium()
-    SHOTS.mkdir(parents=True, exist_ok=True)
     tmp = tmp_path_factory.mktemp("card-views")
     root, home = tmp / "root", tmp / "home"
     root.mkdir()
@@ -150,39 +125,24 @@ def lab(tmp_path_factory):
     store, other, gate = tmp / "runs.sqlite", tmp / "elsewhere.sqlite", tmp / "gate"
     setup = SETUP.format(store=str(store), other=str(other), gate=str(gate), files=str(FILES))
     copy = COPY.format(path=str(tmp / "pay.run"), other=str(other))
-    source = [setup if i == SETUP_CELL else copy if i == COPY_CELL else c for i, c in enumerate(CELLS)]
-    nb = new_notebook(cells=[new_code_cell(c) for c in source])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    nbformat.write(nb, root / "views.ipynb")
-    baseline = set(descendants(os.getpid()))
-    server = JupyterLab(root, home)
-    pw = browser = None
-    try:
-        server.start()
-        pw = sync_playwright().start()
-        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-        expect.set_options(timeout=45_000)
-        yield server, browser, {"store": store, "other": other, "gate": gate}
-    finally:
-        expect.set_options(timeout=5_000)
-        left = shut_down(server, baseline, browser, pw, {})
-        assert not left, f"processes left behind: {left}"
+    write_notebook(
+        root / "views.ipynb", [setup if i == SETUP_CELL else copy if i == COPY_CELL else c for i, c in enumerate(CELLS)]
+    )
+    with lab_session(root, home) as session:
+        yield session, {"store": store, "other": other, "gate": gate}
 
 
 def open_notebook(lab, frontend):
-    server, browser, _ = lab
-    page = browser.new_page(viewport={"width": 1100, "height": 1400})
-    page.set_default_timeout(45_000)
-    page.goto(server.url + ("/lab/tree/views.ipynb" if frontend == "lab" else "/notebooks/views.ipynb"))
-    page.wait_for_function(KERNEL_IDLE % len(CELLS), timeout=60_000)
-    return Frontend(page, frontend)
+    session, _ = lab
+    return Frontend(session.open("views.ipynb", len(CELLS), frontend=frontend), frontend)
 
 
 @pytest.mark.parametrize("frontend", ["lab", "notebook7"])
 def test_what_a_card_shows_and_does(lab, frontend):
     from playwright.sync_api import expect
 
-    server, _, paths = lab
+    session, paths = lab
+    server = session.lab
     if paths["gate"].exists():
         paths["gate"].unlink()
     nb = open_notebook(lab, frontend)
@@ -281,7 +241,7 @@ def test_what_a_card_shows_and_does(lab, frontend):
 
 
 def test_a_saved_notebook_carries_the_cards_css_once(lab):
-    root = lab[0].root
+    root = lab[0].lab.root
     saved = nbformat.read(root / "views.ipynb", as_version=4)
     styled = [
         i

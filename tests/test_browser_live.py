@@ -18,18 +18,14 @@ Run alone: ``python -m pytest tests/test_browser_live.py -m browser -q -s``.
 from __future__ import annotations
 
 import collections
-import os
 import re
 import time
-from pathlib import Path
 
-import nbformat
+import browser_support
 import pytest
-from browser_support import CHROMIUM_ARGS, JupyterLab, descendants, ensure_chromium, shut_down
-from nbformat.v4 import new_code_cell, new_notebook
+from browser_support import KERNEL_IDLE, SHOTS, lab_session, write_notebook
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
-SHOTS = Path("/tmp/shots")
 
 SETUP = """\
 import os, time
@@ -71,30 +67,9 @@ FAIL = "%%sandbox --name failing\nconst x = 1\nreturn await actions.divide(x)"
 CELLS = ["%load_ext jupyter_sandbox", None, RUN, PENDING, IDLE, FAIL]
 LOAD, SETUP_CELL, RUN_CELL, PENDING_CELL, IDLE_CELL, FAIL_CELL = range(len(CELLS))
 
-KERNEL_IDLE = """() => {
-  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  const kernel = panel && panel.sessionContext && panel.sessionContext.session && panel.sessionContext.session.kernel;
-  return Boolean(kernel && kernel.status === 'idle' && panel.content && panel.content.widgets.length === %d);
-}"""
-
-RUN_CELLS = """(indexes) => {
-  const panel = window.jupyterapp.shell.currentWidget;
-  const run = async () => {
-    for (const i of indexes) {
-      panel.content.activeCellIndex = i;
-      await window.jupyterapp.commands.execute('notebook:run-cell');
-    }
-  };
-  return run();
-}"""
-
 
 def run_cells(page, *indexes, wait=True):
-    if wait:
-        page.evaluate(RUN_CELLS, list(indexes))
-        page.wait_for_function(KERNEL_IDLE % len(CELLS))
-    else:
-        page.evaluate(f"(indexes) => {{ ({RUN_CELLS})(indexes); }}", list(indexes))
+    browser_support.run_cells(page, len(CELLS), *indexes, wait=wait)
 
 
 def card_of(cells, i):
@@ -133,34 +108,20 @@ def wait_until(check, what, timeout=60.0):
 
 
 def test_a_running_card_is_live_and_a_saved_card_asks_its_kernel_once(tmp_path):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    chromium = ensure_chromium()
-    SHOTS.mkdir(parents=True, exist_ok=True)
     root, home, gates = tmp_path / "root", tmp_path / "home", tmp_path / "gates"
     for d in (root, home, gates):
         d.mkdir()
     setup = SETUP.format(store=str(tmp_path / "runs.sqlite"), gates=str(gates))
-    source = [c if c is not None else setup for c in CELLS]
-    nb = new_notebook(cells=[new_code_cell(c) for c in source])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    nbformat.write(nb, root / "live.ipynb")
-    baseline = set(descendants(os.getpid()))
+    write_notebook(root / "live.ipynb", [c if c is not None else setup for c in CELLS])
     n = len(CELLS)
-    lab = JupyterLab(root, home)
-    pw = browser = None
-    try:
-        lab.start()
-        pw = sync_playwright().start()
-        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-        for frontend, url in (("lab", "/lab/tree/live.ipynb"), ("notebook7", "/notebooks/live.ipynb")):
+    with lab_session(root, home) as session:
+        lab = session.lab
+        for frontend in ("lab", "notebook7"):
             for g in gates.iterdir():
                 g.unlink()
-            page = browser.new_page(viewport={"width": 1100, "height": 1400})
-            page.set_default_timeout(45_000)
-            expect.set_options(timeout=45_000)
-            page.goto(lab.url + url)
-            page.wait_for_function(KERNEL_IDLE % n, timeout=60_000)
+            page = session.open("live.ipynb", n, frontend=frontend)
             cells = page.locator(".jp-Notebook .jp-Cell")
             expect(cells).to_have_count(n)
             run_cells(page, LOAD, SETUP_CELL)
@@ -261,7 +222,3 @@ def test_a_running_card_is_live_and_a_saved_card_asks_its_kernel_once(tmp_path):
             pending.locator('button[data-act="approve"]').click()
             expect(pending.locator(".jsbx-card-head .jsbx-status")).to_have_attribute("data-status", "completed")
             page.close()
-    finally:
-        expect.set_options(timeout=5_000)
-        left = shut_down(lab, baseline, browser, pw, {})
-    assert not left, f"processes left behind: {left}"

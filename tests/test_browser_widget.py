@@ -12,17 +12,13 @@ Run alone: ``python -m pytest tests/test_browser_widget.py -m browser -q -s``.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import nbformat
 import pytest
-from browser_support import CHROMIUM_ARGS, JupyterLab, descendants, ensure_chromium, light_and_dark, shut_down
-from nbformat.v4 import new_code_cell, new_notebook
-from test_browser_approvals import KERNEL_IDLE, SETUP
+from browser_support import KERNEL_IDLE, SHOTS, lab_session, light_and_dark, write_notebook
+from test_browser_approvals import SETUP
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
-SHOTS = Path("/tmp/shots")
 CARD_MIME = "application/vnd.jupyter-sandbox.run+json"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -40,28 +36,18 @@ OUTPUT_TYPES = """(i) => {
 
 
 def notebook(path: Path, store: Path, name: str) -> None:
-    cells = ["%load_ext jupyter_sandbox", SETUP.format(store=str(store)), PAY.format(name=name), SHOW]
-    nb = new_notebook(cells=[new_code_cell(c) for c in cells])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    nbformat.write(nb, path)
+    write_notebook(path, ["%load_ext jupyter_sandbox", SETUP.format(store=str(store)), PAY.format(name=name), SHOW])
 
 
 def test_lab_with_the_extension_draws_the_card_and_without_it_the_widget_view_approves(tmp_path):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    chromium = ensure_chromium()
-    SHOTS.mkdir(parents=True, exist_ok=True)
     root, home = tmp_path / "root", tmp_path / "home"
     root.mkdir()
     home.mkdir()
     store = tmp_path / "store" / "runs.sqlite"
     notebook(root / "with.ipynb", store, "with-extension")
     notebook(root / "without.ipynb", store, "without-extension")
-    baseline = set(descendants(os.getpid()))
-    ours: dict[int, int] = {}
-    left: dict[int, str] = {}
-    lab = JupyterLab(root, home)
-    pw = browser = page = None
     light, dark, done = SHOTS / "widget-light.png", SHOTS / "widget-dark.png", SHOTS / "widget-done.png"
 
     def open_and_run(name: str):
@@ -74,13 +60,10 @@ def test_lab_with_the_extension_draws_the_card_and_without_it_the_widget_view_ap
         page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
         return cells
 
-    try:
-        lab.start()
-        pw = sync_playwright().start()
-        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1100, "height": 1200})
+    with lab_session(root, home, expect_ms=30_000, failure_shot=SHOTS / "widget-failure.png") as session:
+        lab = session.lab
+        page = session.page = session.browser.new_page(viewport={"width": 1100, "height": 1200})
         page.set_default_timeout(30_000)
-        expect.set_options(timeout=30_000)
 
         # With the extension: the output carries the widget view, and our renderer is the one drawn.
         cells = open_and_run("with.ipynb")
@@ -126,15 +109,3 @@ def test_lab_with_the_extension_draws_the_card_and_without_it_the_widget_view_ap
         output.screenshot(path=str(done))
         lab.remember()
         print(f"\nscreenshots: {light}, {dark}, {done}")
-    except BaseException as exc:
-        if page is not None:
-            try:
-                page.screenshot(path=str(SHOTS / "widget-failure.png"))
-            except Exception:
-                pass
-        print(f"\njupyter lab log tail:\n{lab.log_tail()}")
-        raise exc
-    finally:
-        expect.set_options(timeout=5_000)
-        left = shut_down(lab, baseline, browser, pw, ours)
-    assert not left, f"processes left behind: {left}"
