@@ -148,7 +148,7 @@ def _refused_as_not_json(outcome: tuple) -> bool:
     return outcome[:2] == ("error", "InvalidValue") and "is not JSON" in outcome[2]
 
 
-@settings(max_examples=scaled(60), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=scaled(35), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=json_values | not_json | decision_like, channel=CHANNELS)
 @example(value={"approved": False, "reason": "no", "rollback": True}, channel="first")
 @example(value=Reject("no", rollback=True), channel="tool")
@@ -191,7 +191,7 @@ near_misses = st.sampled_from(
 edits_not_json = st.builds(lambda bad: {"approved": True, "input": bad}, not_json) | st.builds(Edit, not_json)
 
 
-@settings(max_examples=scaled(60), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=scaled(35), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=json_values | near_misses | decision_like | edits_not_json | not_json, channel=CHANNELS)
 @example(value="false", channel="first")
 @example(value={"approved": False, "reason": 7}, channel="tool")

@@ -63,7 +63,7 @@ def _decided(result: dict) -> bool:
     return result["outcome"] in ("completed", "rolled_back")
 
 
-@settings(max_examples=scaled(20), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=scaled(12), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(peer_op=st.sampled_from(OPS), own_op=st.sampled_from(OPS), when=st.sampled_from(WHEN))
 @example(peer_op="approve", own_op="approve", when="claimed")
 @example(peer_op="approve", own_op="rollback", when="finish")

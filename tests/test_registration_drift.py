@@ -86,7 +86,7 @@ def _script(calls: int) -> str:
     )
 
 
-@settings(max_examples=scaled(24), deadline=None)
+@settings(max_examples=scaled(16), deadline=None)
 @given(change=st.sampled_from(CHANGES), approve=st.booleans(), calls=st.integers(1, 3))
 @example(change="pay_schema", approve=True, calls=1)  # once failed the approved call for good
 @example(change="remove_pay", approve=True, calls=1)
