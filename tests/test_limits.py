@@ -67,6 +67,7 @@ def test_the_fuel_error_names_the_line_of_the_last_call_before_the_loop():
         fast.eval('let i = 0;\nconsole.log("spinning");\nwhile (true) { i++ }')
     assert info.value.line == 2
     assert "console.log" in str(info.value)
+    assert "in code running after line 2 (the last position" in str(info.value)  # what it knows, no more
 
 
 @pytest.mark.xfail(

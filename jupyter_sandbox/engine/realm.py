@@ -291,7 +291,13 @@ class Realm:
         return LimitExceeded(
             "fuel-exhausted",
             f"the script ran for more than {self.limits.fuel_seconds:g} s of CPU "
-            "without waiting on an action, a timer or an event",
+            "without waiting on an action, a timer or an event"
+            # QuickJS keeps a frame's position only at calls (and awaits): the line that loops is not known
+            + (
+                f", in code running after line {line} (the last position QuickJS recorded: at a call or await)"
+                if line
+                else ""
+            ),
             value=self.limits.fuel_seconds,
             line=line,
             source=self.source,
