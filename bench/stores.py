@@ -178,6 +178,7 @@ def drain(url: str, workers: int, count: int) -> dict[str, Any]:
     with psycopg.connect(url, autocommit=True) as conn:
         due_at = float(conn.execute("SELECT max(wake_at) FROM runs").fetchone()[0]) / 1000
     program = WORKER.format(repo=str(REPO))
+    cpu_before = _children_cpu()
     procs = [
         subprocess.Popen([sys.executable, "-c", program, url], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         for _ in range(workers)
@@ -193,6 +194,7 @@ def drain(url: str, workers: int, count: int) -> dict[str, Any]:
             p.stdin.flush()
         completed = [int(p.communicate(timeout=3_600)[0].split()[-1]) for p in procs]
         seconds = time.perf_counter() - start
+        cpu = _children_cpu() - cpu_before  # the workers' own CPU, every thread, from their start (tiny) to exit
     finally:
         for p in procs:
             if p.poll() is None:
@@ -205,6 +207,7 @@ def drain(url: str, workers: int, count: int) -> dict[str, Any]:
     return {
         "workers": workers,
         "seconds": seconds,
+        "cpu": cpu,
         "completed": sum(completed),
         "per_worker": completed,
         "woken_once": sum(1 for n in per_run.values() if n == 1),
@@ -214,26 +217,59 @@ def drain(url: str, workers: int, count: int) -> dict[str, Any]:
     }
 
 
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of this process's children that have been waited for."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def realm_floor(reps: int = 5) -> tuple[float, float]:
+    """Median wall and CPU seconds of one realm with its prelude (``Realm(...)``): a wake's least JS work."""
+    from jupyter_sandbox.engine.limits import Limits
+    from jupyter_sandbox.engine.realm import Realm
+
+    walls, cpus = [], []
+    for _ in range(reps):
+        wall, cpu = time.perf_counter(), time.process_time()
+        Realm("return 1", Limits())
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return median(walls), median(cpus)
+
+
 def drain_table(timers: int, counts: list[int]) -> list[str]:
-    """The workers' drain of ``timers`` due timers on a fresh durable cluster, one row per worker count."""
+    """The workers' drain of ``timers`` due timers on a fresh durable cluster, one row per worker count,
+    with the floors of one wake measured in the same run: a realm, a round trip and a commit."""
     with PostgresCluster(port=free_port(), durable=True) as cluster:
-        results = [drain(cluster.url, n, timers) for n in counts]
+        results = []
+        floors: list[tuple[float, float, float, float]] = []
+        for n in counts:  # the floors beside each drain, so each is read against the load of its moment
+            trip, commit = pg_floors(cluster.url, 200, 3)
+            floors.append((*realm_floor(), trip, commit))
+            results.append(drain(cluster.url, n, timers))
     one = next((r["seconds"] for r in results if r["workers"] == 1), None)
+    ms = 1e3
     lines = [
         f"{timers:,} parked runs due at once, drained by N worker processes (`cli.work`, each its own connection):",
         "",
-        "| workers | drain s | runs/s | speed-up over 1 | completed | woken once | twice or more | never |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| workers | drain s | runs/s | speed-up over 1 | ms per run | workers' CPU ms per run | completed "
+        "| woken once | twice or more | never | floors: realm ms (CPU) · round trip ms · commit ms |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for r in results:
+    for r, (realm_wall, realm_cpu, trip, commit) in zip(results, floors, strict=True):
         speedup = f"{one / r['seconds']:.2f}x" if one else ""
         lines.append(
-            f"| {r['workers']} | {r['seconds']:.1f} | {timers / r['seconds']:.0f} | {speedup} | {r['completed']:,} "
-            f"| {r['woken_once']:,} | {r['woken_twice_or_more']:,} | {r['never_woken']:,} |"
+            f"| {r['workers']} | {r['seconds']:.1f} | {timers / r['seconds']:.0f} | {speedup} "
+            f"| {r['seconds'] / timers * ms:.1f} | {r['cpu'] / timers * ms:.1f} | {r['completed']:,} "
+            f"| {r['woken_once']:,} | {r['woken_twice_or_more']:,} | {r['never_woken']:,} "
+            f"| {realm_wall * ms:.1f} ({realm_cpu * ms:.1f}) · {trip * ms:.2f} · {commit * ms:.2f} |"
         )
     lines += [
         "",
-        f"load average {load_average()}; statuses after each drain: " + "; ".join(str(r["statuses"]) for r in results),
+        f"{os.cpu_count()} CPUs; load average {load_average()}; statuses after each drain: "
+        + "; ".join(str(r["statuses"]) for r in results),
     ]
     return lines
 

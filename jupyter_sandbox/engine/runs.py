@@ -56,6 +56,12 @@ log = logging.getLogger("jupyter_sandbox")
 
 RESUMABLE: tuple[RunStatus, ...] = ("interrupted", "parked", "cancelled", "failed", "stalled")
 _REWAKES = 8  # attempts one call makes at once for signals that came as the run parked (past that: the scheduler)
+# Due runs one reservation takes, then wakes one by one: few enough that the last is woken well within the
+# reservation's lease even on a slow machine (else another worker reserves it again and the two meet at
+# the claim), and that N workers finish a drain together; each reservation is one statement. One
+# run_due takes batches up to _WAKE_ROUND runs.
+_WAKE_BATCH = 20
+_WAKE_ROUND = 100
 
 
 class Engine:
@@ -493,20 +499,28 @@ class Engine:
         return queue, run, via
 
     async def run_due(self, observer: Observer | None = None) -> list[tuple[str, Any]]:
-        """Resume every parked top-level run whose timer (or wait timeout) is due now."""
-        woken = []
-        for run_id in self.store.due_runs(self.clock.now()):
-            woken.append((run_id, await self._wake(run_id, observer)))
+        """Resume the parked top-level runs whose timer (or wait timeout) is due now: up to ``_WAKE_ROUND`` a
+        call, reserved ``_WAKE_BATCH`` at a time (the next batch once this one is woken)."""
+        woken: list[tuple[str, Any]] = []
+        while len(woken) < _WAKE_ROUND:
+            batch = self.store.due_runs(self.clock.now(), limit=min(_WAKE_BATCH, _WAKE_ROUND - len(woken)))
+            for run_id in batch:
+                woken.append((run_id, await self._wake(run_id, observer)))
+            if len(batch) < _WAKE_BATCH:
+                break
         return woken
 
     async def _wake(self, run_id: str, observer: Observer | None) -> Any:
         try:
-            if self.store.get_run(run_id).options.get("rollback"):  # a rollback that stopped half-way
-                return await self.rollback(run_id)
-            return await self.resume(run_id, Answers(), observer=observer)
-        except RunStateError as exc:  # another process took it first: fine
-            return exc
-        except SandboxError as exc:
+            try:
+                return await self.resume(run_id, Answers(), observer=observer)
+            except RunStateError:
+                # Refused before anything ran: a rollback that stopped half-way (finished here), or another
+                # process took it first (fine). Read again only then: a wake reads the run once.
+                if self.store.get_run(run_id).options.get("rollback"):
+                    return await self.rollback(run_id)
+                raise
+        except SandboxError as exc:  # (a RunStateError among them)
             return exc
 
     # -- determinism check and fork ----------------------------------------------

@@ -35,7 +35,7 @@ from .common import Heartbeat, lease_seconds, store_timeout
 from .dialect import Dialect, render, scalar
 from .pgsql import NOTIFY, SCHEMA, Changes, reason
 from .rows import Entry
-from .sql import RESERVE_DUE, SQLStore, due_order
+from .sql import ATTEMPT_ROW, FIRST_SEQ, RESERVE_DUE, RESTART, SQLStore, assignments, due_order
 from .urls import masked, secrets_of
 
 __all__ = ["PostgresStore"]
@@ -54,6 +54,24 @@ _PG = Dialect(
     for_update=" FOR UPDATE",
     skip_locked=" FOR UPDATE SKIP LOCKED",
     duplicate=psycopg.errors.UniqueViolation,
+)
+# A claim's writes in one statement, run after its row lock was taken (so first_seq, read in this
+# statement's snapshot, counts every append that got in before the claim): the run, then its attempt's row.
+_TAKE = (
+    "WITH claimed AS (UPDATE runs SET {sets} WHERE id = ? RETURNING id) "
+    f"{ATTEMPT_ROW} SELECT id, ?, ?, ?, ({FIRST_SEQ}) FROM claimed {RESTART}"
+)
+# An attempt's end in one statement (autocommitted, so one round trip): the run's new status, fenced on the
+# attempt that holds it; its last entries and its attempt row only if that update went in (or the store has
+# no such run: a check's scratch store). Returns whether they went in.
+_END = (
+    "WITH ended AS (UPDATE runs SET {sets} WHERE id = ? AND attempt = ? AND status = 'running' RETURNING id), "
+    "kept AS (SELECT 1 FROM ended UNION ALL SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM runs WHERE id = ?)), "
+    "entries AS (INSERT INTO run_journal (run_id, seq, kind, body) SELECT ?, x.seq, x.kind, x.body "
+    "FROM unnest(?::bigint[], ?::text[], ?::bytea[]) AS x(seq, kind, body) WHERE EXISTS (SELECT 1 FROM kept)), "
+    "counted AS (UPDATE run_attempts SET ended = ?, outcome = ?, replayed = ? WHERE run_id = ? AND n = ? "
+    "AND EXISTS (SELECT 1 FROM kept)) "
+    "SELECT EXISTS (SELECT 1 FROM kept)"
 )
 _STORED = "SELECT seq, body FROM run_journal WHERE run_id = %(run)s AND seq = ANY(%(seqs)s::bigint[])"
 _HAS_TRIGGER = "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'runs_notify' AND tgrelid = 'runs'::regclass)"
@@ -244,6 +262,29 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
         """
         args = {"owner": OWNER, "lease": self.lease_seconds, "now_ms": now_ms, "limit": limit}
         return due_order(self._read(render(RESERVE_DUE, _PG), args))
+
+    # -- the lease: taken by a claim, released when the attempt ends ------------------------------------
+
+    def _take(
+        self, conn: psycopg.Connection[Any], run_id: str, attempt: int, until: float, source_hash: str, clock: float
+    ) -> None:
+        claimed = {"status": "running", "owner": OWNER, "attempt": attempt, "wake_at": None, "lease_until": until}
+        values = assignments(claimed)
+        sql = render(_TAKE.format(sets=", ".join(f"{k} = ?" for k in values)), _PG)
+        conn.execute(sql, (*values.values(), run_id, attempt, source_hash, clock, run_id))
+
+    def _end(
+        self, run_id: str, attempt: int, ended: dict[str, Any], entries: list[tuple[Entry, bytes]], replayed: int
+    ) -> None:
+        """An attempt's end in one statement, so one round trip and one commit: the fence, the entries and
+        the attempt's row (``_END``); refused as the shared path refuses it."""
+        values = assignments(ended)
+        sql = render(_END.format(sets=", ".join(f"{k} = ?" for k in values)), _PG)
+        seqs, kinds, bodies = [e.seq for e, _ in entries], [e.kind for e, _ in entries], [b for _, b in entries]
+        args = (*values.values(), run_id, attempt, run_id, run_id, seqs, kinds, bodies)
+        with self._conn() as conn:
+            if not scalar(conn, sql, (*args, time.time(), ended["status"], replayed, run_id, attempt)):
+                raise self._refused(conn, run_id, attempt)
 
     def change_counter(self) -> int:
         """The server's WAL insert position: it grows with every change (others' too, which is harmless)."""

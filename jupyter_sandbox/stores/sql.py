@@ -24,7 +24,7 @@ from .rows import Entry, RunStatus, decode_journal, decode_value
 from .scripts import ScriptsTable
 from .signals import JOURNAL_BYTES, PENDING, SignalsTable
 
-__all__ = ["DUE", "RESERVE_DUE", "SQLStore", "due_order"]
+__all__ = ["ATTEMPT_ROW", "DUE", "FIRST_SEQ", "RESERVE_DUE", "RESTART", "SQLStore", "assignments", "due_order"]
 
 
 _RUN = ", ".join(COLUMNS)
@@ -33,11 +33,13 @@ _ATTEMPT = ("n", "source_hash", "started", "ended", "outcome", "replayed", "firs
 _ATTEMPTS = ", ".join(_ATTEMPT)
 _JOURNAL = "FROM run_journal WHERE run_id = ?"
 # An upsert both speak (SQLite 3.24+): a row already under this number is started afresh (INSERT OR REPLACE).
-_START_ATTEMPT = (
-    "INSERT INTO run_attempts (run_id, n, source_hash, started, first_seq) VALUES (?, ?, ?, ?, ?) "
+ATTEMPT_ROW = "INSERT INTO run_attempts (run_id, n, source_hash, started, first_seq)"
+RESTART = (
     "ON CONFLICT (run_id, n) DO UPDATE SET source_hash = EXCLUDED.source_hash, started = EXCLUDED.started, "
     "first_seq = EXCLUDED.first_seq, ended = NULL, outcome = NULL, replayed = NULL"
 )
+_START_ATTEMPT = f"{ATTEMPT_ROW} VALUES (?, ?, ?, ?, ?) {RESTART}"
+FIRST_SEQ = "SELECT COALESCE(MAX(seq) + 1, 0) FROM run_journal WHERE run_id = ?"  # a new attempt's first entry
 # Due: a parked top-level run whose wake time came, not reserved by another worker; or a running one
 # whose lease expired. :now_ms is the engine's clock (ms), {now} the store's (s).
 DUE = (
@@ -53,6 +55,17 @@ RESERVE_DUE = (
 def due_order(rows: list[tuple[Any, ...]]) -> list[str]:
     """Parked runs by wake time, then stalled ones (RETURNING has no order of its own)."""
     return [r[0] for r in sorted(rows, key=lambda r: (r[1] != "parked", r[2] or 0.0, r[3] or 0.0))]
+
+
+def assignments(fields: dict[str, Any]) -> dict[str, Any]:
+    """The values an ``UPDATE runs`` sets for ``fields``, blobs in CBOR, ``updated`` now; refused names
+    that are not the table's own (they go into the statement)."""
+    unknown = set(fields) - set(COLUMNS)
+    if unknown:
+        raise StoreError(f"runs have no column {sorted(unknown)[0]!r}")
+    values = {k: cbor2.dumps(v) if k in BLOBS and v is not None else v for k, v in fields.items()}
+    values["updated"] = time.time()
+    return values
 
 
 def run_from_row(row: tuple[Any, ...]) -> RunRow:
@@ -156,13 +169,10 @@ class SQLStore(ScriptsTable, SignalsTable[C]):
             self._update(conn, run_id, fields)
 
     def _update(self, conn: C, run_id: str, fields: dict[str, Any], where: str = "", args: tuple[Any, ...] = ()) -> int:
-        unknown = set(fields) - set(COLUMNS)
-        if unknown:  # the names go into the statement: only the table's own
-            raise StoreError(f"runs have no column {sorted(unknown)[0]!r}")
-        fields["updated"] = time.time()
-        sets = ", ".join(f"{k} = ?" for k in fields)
-        values = [cbor2.dumps(v) if k in BLOBS and v is not None else v for k, v in fields.items()]
-        return conn.execute(self._sql(f"UPDATE runs SET {sets} WHERE id = ?{where}"), (*values, run_id, *args)).rowcount
+        values = assignments(fields)
+        sets = ", ".join(f"{k} = ?" for k in values)
+        sql = self._sql(f"UPDATE runs SET {sets} WHERE id = ?{where}")
+        return conn.execute(sql, (*values.values(), run_id, *args)).rowcount
 
     # -- attempts: the compare-and-set that lets exactly one resume proceed --------
 
@@ -193,24 +203,19 @@ class SQLStore(ScriptsTable, SignalsTable[C]):
                     status=status,
                 )
             attempt = int(attempt) + 1
-            first_seq = scalar(
-                conn, self._sql("SELECT COALESCE(MAX(seq) + 1, 0) FROM run_journal WHERE run_id = ?"), (run_id,)
-            )
-            self._update(
-                conn,
-                run_id,
-                {
-                    "status": "running",
-                    "owner": OWNER,
-                    "attempt": attempt,
-                    "wake_at": None,
-                    "lease_until": now + self.lease_seconds,
-                },
-            )
-            conn.execute(self._sql(_START_ATTEMPT), (run_id, attempt, source_hash, clock, first_seq))
+            self._take(conn, run_id, attempt, now + self.lease_seconds, source_hash, clock)
         ACTIVE.add(run_id)  # only once the claim committed: a failed claim leaves nothing held
         self._heartbeat.hold(run_id, attempt)
         return attempt
+
+    def _take(self, conn: C, run_id: str, attempt: int, until: float, source_hash: str, clock: float) -> None:
+        """In the claim's transaction, with the run's row locked: make it this process's at ``attempt`` and
+        start the attempt's row. Its ``first_seq`` is read now, after the lock: it counts every append
+        that got in before the claim."""
+        first_seq = scalar(conn, self._sql(FIRST_SEQ), (run_id,))
+        claimed = {"status": "running", "owner": OWNER, "attempt": attempt, "wake_at": None, "lease_until": until}
+        self._update(conn, run_id, claimed)
+        conn.execute(self._sql(_START_ATTEMPT), (run_id, attempt, source_hash, clock, first_seq))
 
     def release(self, run_id: str) -> None:
         ACTIVE.discard(run_id)
@@ -253,18 +258,13 @@ class SQLStore(ScriptsTable, SignalsTable[C]):
         run's row is locked; if one is accepted, the run parks due at once (``wake_at`` 0) and this returns
         True. ``add_signal`` locks the same row first, so a signal is seen either here or by its sender.
         """
+        ended = {"status": status, "lease_until": None, **fields}
         try:
+            if wake_on is None:  # nothing to read under the run's lock
+                self._end(run_id, attempt, ended, entries, replayed)
+                return False
             with self._tx() as conn:
-                ended = {"status": status, "lease_until": None, **fields}
-                fence = " AND attempt = ? AND status = 'running'"  # only the attempt that holds the run may end it
-                changed = self._update(conn, run_id, ended, fence, (attempt,))
-                if changed == 0 and conn.execute(self._sql("SELECT 1 FROM runs WHERE id = ?"), (run_id,)).fetchone():
-                    raise self._refused(conn, run_id, attempt)  # (a run this store lacks: a check's scratch store)
-                self._insert_entries(conn, run_id, entries, fenced=False)
-                sql = "UPDATE run_attempts SET ended = ?, outcome = ?, replayed = ? WHERE run_id = ? AND n = ?"
-                conn.execute(self._sql(sql), (time.time(), status, replayed, run_id, attempt))
-                if wake_on is None:
-                    return False
+                self._end_in(conn, run_id, attempt, ended, entries, replayed)
                 for signal_id, blob in conn.execute(self._sql(PENDING), (queue or run_id,)).fetchall():
                     if wake_on(decode_value(run_id, f"signal {signal_id}", blob)):
                         conn.execute(self._sql("UPDATE runs SET wake_at = 0 WHERE id = ?"), (run_id,))
@@ -274,6 +274,31 @@ class SQLStore(ScriptsTable, SignalsTable[C]):
             # Even when the write failed (disk full), this process no longer runs it: the
             # next resume may take it over instead of finding it "already being resumed".
             self.release(run_id)
+
+    def _end(
+        self, run_id: str, attempt: int, ended: dict[str, Any], entries: list[tuple[Entry, bytes]], replayed: int
+    ) -> None:
+        """An attempt's end in a transaction of its own (``finish_attempt`` without ``wake_on``)."""
+        with self._tx() as conn:
+            self._end_in(conn, run_id, attempt, ended, entries, replayed)
+
+    def _end_in(
+        self,
+        conn: C,
+        run_id: str,
+        attempt: int,
+        ended: dict[str, Any],
+        entries: list[tuple[Entry, bytes]],
+        replayed: int,
+    ) -> None:
+        """The run's new status (fenced: only the attempt that holds the run may end it), its last entries and
+        its attempt's row, in ``conn``'s transaction."""
+        changed = self._update(conn, run_id, ended, " AND attempt = ? AND status = 'running'", (attempt,))
+        if changed == 0 and conn.execute(self._sql("SELECT 1 FROM runs WHERE id = ?"), (run_id,)).fetchone():
+            raise self._refused(conn, run_id, attempt)  # (a run this store lacks: a check's scratch store)
+        self._insert_entries(conn, run_id, entries, fenced=False)
+        sql = "UPDATE run_attempts SET ended = ?, outcome = ?, replayed = ? WHERE run_id = ? AND n = ?"
+        conn.execute(self._sql(sql), (time.time(), ended["status"], replayed, run_id, attempt))
 
     @by_run_id(list)
     def attempts(self, run_id: str) -> list[dict[str, Any]]:
