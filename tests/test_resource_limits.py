@@ -202,3 +202,27 @@ def test_a_bad_value_is_named_with_its_article(sandbox):
         "try { await actions.echo({x: (function () { return arguments })()}) } catch (e) { return e.message }"
     )
     assert out.output == "actions.echo: input.x is an Arguments, which JSON cannot carry"
+
+
+# A list of many short strings or small objects: QuickJS's JSON.parse of it runs out of memory so badly
+# that it throws a bare null, and the memory is freed again before the host hears of it.
+TOO_BIG = {"strings": ["ab"] * 2_000_000, "objects": [{"k": [1, {"x": None}]} for _ in range(400_000)]}
+
+
+@pytest.mark.parametrize("value", TOO_BIG)
+def test_an_input_too_big_for_the_realms_memory_is_the_memory_limit(sandbox, value):
+    with pytest.raises(LimitExceeded) as info:
+        sandbox.eval("return ctx.input.length", input=TOO_BIG[value])
+    assert info.value.limit == "memory"
+    assert sandbox.eval("return 1 + 1").output == 2
+
+
+@pytest.mark.parametrize("value", TOO_BIG)
+def test_an_action_result_too_big_for_the_realms_memory_is_the_memory_limit(sandbox, value):
+    sandbox.action(lambda: TOO_BIG[value], name="load")
+    try:
+        with pytest.raises(LimitExceeded) as info:
+            sandbox.eval("return (await actions.load()).length")
+        assert info.value.limit == "memory"
+    finally:
+        sandbox.remove_action("load")

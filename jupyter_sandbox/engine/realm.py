@@ -64,6 +64,7 @@ class Realm:
         global _PRELUDE
         self.source = source
         self.limits = limits
+        self._null_is_memory = False  # set at start: whether the script cannot throw null itself
         self._context = quickjs.Context()
         self._context.set_memory_limit(limits.memory_bytes)
         self._context.set_max_stack_size(limits.stack_bytes)
@@ -93,14 +94,15 @@ class Realm:
 
         ``input_json``: the run's input as JSON text, handed over apart from the settings so a big input is
         neither encoded again nor copied into them: the realm's ``JSON.parse`` of it is all it costs here."""
+        self._null_is_memory = cannot_throw_null(self.source)
         settings = {
             **settings,
             "lineOffset": LINE_OFFSET,
             "consoleLines": self.limits.console_lines,
             "consoleBytes": self.limits.console_bytes,
-            "nullIsMemory": cannot_throw_null(self.source),
+            "nullIsMemory": self._null_is_memory,
         }
-        self._guard(self._configure, json.dumps(settings, allow_nan=False), input_json, now)
+        self._hand_over(self._configure, json.dumps(settings, allow_nan=False), input_json, now)
         wrapped = "\n" * (LINE_OFFSET - 1) + "(async function () {\n" + self.source + "\n})"
         try:
             fn = self._context.eval(wrapped)
@@ -154,7 +156,7 @@ class Realm:
         return self._requests(step) if isinstance(step, str) else step
 
     def settle(self, slot: int, result_json: str, now: float) -> None:
-        self._guard(self._settle, slot, result_json, now)
+        self._hand_over(self._settle, slot, result_json, now)
 
     def take(self) -> list[dict[str, Any]]:
         text = self._guard(self._take)
@@ -199,6 +201,20 @@ class Realm:
         try:
             return fn(*args)
         except quickjs.JSException as exc:
+            raise self._limit_from(exc) from None
+
+    def _hand_over(self, fn: Any, *args: Any) -> Any:
+        """A move that parses a value the host hands in (the input, an action's result).
+
+        QuickJS throws a bare ``null`` when ``JSON.parse`` cannot even allocate its "out of memory" error,
+        and by the time the host hears of it the memory is freed, so no statistic shows it. A script that
+        cannot throw null itself leaves one cause only: the value did not fit in the realm's memory.
+        """
+        try:
+            return fn(*args)
+        except quickjs.JSException as exc:
+            if str(exc).strip() == "null" and self._null_is_memory:
+                raise self._memory_exceeded() from None
             raise self._limit_from(exc) from None
 
     def _limit_from(self, exc: Exception) -> Exception:
