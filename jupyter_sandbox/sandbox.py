@@ -70,11 +70,11 @@ class Sandbox:
             raise TypeError(f"identity names who answers (a non-empty string), got {identity!r:.60}")
         if approvers is not None and not callable(approvers):
             raise TypeError(f"approvers is a callable (identity, channel, interrupt) -> bool, got {approvers!r:.60}")
-        self.store: Store = open_store(store)
+        self._store: Store = open_store(store)
         self.identity = identity or default_identity()
         self.limits = limits or Limits()
         self._engine = Engine(
-            self.store, self.limits, clock or SystemClock(), on_progress, scratch=lambda: SQLiteStore(":memory:")
+            self._store, self.limits, clock or SystemClock(), on_progress, scratch=lambda: SQLiteStore(":memory:")
         )
         self._engine.approvers = approvers
         self._loop = LoopHold()  # given back by close(): the last Sandbox closed stops the loop's thread
@@ -222,6 +222,7 @@ class Sandbox:
         from .agents.catalog import spec_of
         from .saved import removed
 
+        self._refuse_if_closed()
         self._sync_scripts()
         shown = {n: a for n, a in self._engine.actions.items() if not removed(a)}
         return [spec_of(shown[n]) for n in _chosen(shown, actions)]
@@ -240,6 +241,7 @@ class Sandbox:
         """
         from .agents.catalog import check_input, spec_of
 
+        self._refuse_if_closed()
         if action not in self._engine.actions:
             return []  # not registered here (this kernel has not defined it yet): the resume says so
         return check_input(spec_of(self._engine.actions[action]), value)
@@ -265,6 +267,7 @@ class Sandbox:
         """
         from .agents.tool import SandboxTool
 
+        self._refuse_if_closed()
         return SandboxTool(self, name, actions=actions, **options)
 
     # -- saved scripts (saved.py) ----------------------------------------------------------
@@ -294,6 +297,7 @@ class Sandbox:
         """
         from .saved import save
 
+        self._refuse_if_closed()
         return save(
             self._engine,
             name,
@@ -312,6 +316,7 @@ class Sandbox:
         """Take a saved script out of the store's listing (runs that recorded a version still replay it)."""
         from .saved import remove
 
+        self._refuse_if_closed()
         return remove(self._engine, name)
 
     def script_kept(self, run_id: str) -> Any:
@@ -326,6 +331,7 @@ class Sandbox:
         """
         from .saved import kept
 
+        self._refuse_if_closed()
         return kept(self._engine, run_id)
 
     def _sync_scripts(self) -> None:
@@ -602,7 +608,7 @@ class Sandbox:
         >>> Sandbox().store_path
         ':memory:'
         """
-        return str(self.store.path)
+        return str(self._store.path)
 
     def journal_bytes(self, run_id: str) -> int:
         """The encoded size of the run's journal: it grows while the run runs, its row unchanged, so a view
@@ -633,7 +639,7 @@ class Sandbox:
         >>> Sandbox().announces_changes
         False
         """
-        return callable(getattr(self.store, "listen", None)) and not getattr(self.store, "closed", False)
+        return callable(getattr(self._store, "listen", None)) and not getattr(self._store, "closed", False)
 
     def listen(self) -> Any:
         """A listener on a connection of its own: ``wait(timeout)`` returns the ids of the runs changed since
@@ -651,9 +657,11 @@ class Sandbox:
 
     def timeline(self, run_id: str) -> dict[str, Any]:
         """The run's timeline document (docs/journal.md), as the widgets render it."""
+        self._refuse_if_closed()
         return self._engine.document(run_id)
 
     def call_log(self, run_id: str) -> CallLog:
+        self._refuse_if_closed()
         return self._engine.call_log(run_id)
 
     def export_run(self, run_id: str, path: str | os.PathLike[str]) -> str:
@@ -672,7 +680,8 @@ class Sandbox:
         next effect: its attempt is recorded ``cancelled``, its caller gets ``SandboxClosed`` naming the run, and
         a Sandbox on the same store resumes it from its journal. The store closes once those runs have
         recorded that (from inside an action, just after the action returns). A second ``close()`` does
-        nothing; registering, running or resuming afterwards is a ``SandboxClosed`` (a ``StoreError``).
+        nothing; afterwards every call that needs the store or the engine (registering, running, resuming, reading
+        runs, saving scripts, ``store`` itself) is a ``SandboxClosed`` (a ``StoreError``).
 
         >>> with Sandbox() as sb:
         ...     sb.eval("return 1").output
@@ -700,11 +709,18 @@ class Sandbox:
             close_all(self._mcp_servers)
         self._engine.executor.shutdown(wait=False, cancel_futures=True)  # its idle threads end now
         self._loop.release()
-        self.store.close()
+        self._store.close()
 
     def _refuse_if_closed(self) -> None:
         if self._closed:
             raise SandboxClosed(path=self.store_path)
+
+    @property
+    def store(self) -> Store:
+        """The run store (``stores.base.Store``): after ``close()``, a ``SandboxClosed``, as for every call
+        that needs it."""
+        self._refuse_if_closed()
+        return self._store
 
     def __enter__(self) -> Sandbox:
         return self
