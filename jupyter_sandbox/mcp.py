@@ -8,9 +8,10 @@ IDE, another agent framework), the tools:
   ``completed`` (the output), ``failed`` (the error, its line), ``paused`` (the pending interrupts: an
   approval waits for a human) or ``parked`` (a timer or an event; this server's scheduler wakes it), in the
   vocabulary of ``results.STATUSES``, which ``list_runs`` speaks too;
-* ``resume_run {run_id, answers?}``: answer a paused run's question (``{interrupt_id: answer}`` for several)
-  and go on. An approval is a human's: the server answers one only when started with ``--allow-approvals``
-  (then ``true``, ``false``, ``{"approved": true, "input": ...}`` or ``{"approved": false, "reason": ...}``);
+* ``resume_run {run_id, answers}``: answer a paused run's question (``{interrupt_id: answer}`` for several)
+  and go on; ``answers`` is required, so no call approves by leaving it out. An approval is a human's: the
+  server answers one only when started with ``--allow-approvals`` (then ``true``, ``false``,
+  ``{"approved": true, "input": ...}`` or ``{"approved": false, "reason": ...}``);
   without it, ``resume_run`` says where a human approves (the run id, the notebook command);
 * ``get_run {run_id}``: how a run stands now, e.g. after a human approved it from a notebook's card;
 * ``list_runs {status?, limit?}``: the newest runs;
@@ -39,7 +40,9 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import ConfigDict
 
 from .agents.tool import INTRO
 from .cli import load_actions
@@ -123,6 +126,17 @@ def approvals_refused(sb: Sandbox, run_id: str, answers: Any) -> str | None:
     )
 
 
+def _strict(tool: Tool) -> Tool:
+    """``tool`` refusing any argument it does not declare: its schema says ``additionalProperties: false`` and the
+    call is validated against it, so a misspelt key (``answer`` for ``answers``) is an error result the model
+    reads, never an argument silently dropped (the call going on with the defaults)."""
+    loose = tool.fn_metadata.arg_model
+    config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+    tool.fn_metadata.arg_model = type(loose.__name__, (loose,), {"model_config": config, "__module__": __name__})
+    tool.parameters = tool.fn_metadata.arg_model.model_json_schema(by_alias=True)
+    return tool
+
+
 def build_server(
     sb: Sandbox,
     name: str = "jupyter-sandbox",
@@ -140,12 +154,16 @@ def build_server(
     wrote a script would otherwise approve its own calls, with no human in between.
     """
     tool = sb.tool("run_script", allow_save=allow_save, **tool_options)
-    server = MCPServer(
-        name,
-        instructions="Durable, approvable code mode: write a JavaScript script against the "
-        "declared actions and run it with run_script; a paused run waits for a human.",
-        log_level="WARNING",
-    )
+    tools: list[Tool] = []
+
+    def served(**options: Any) -> Any:
+        """Serve the function it decorates as a tool that refuses undeclared arguments (``_strict``)."""
+
+        def add(fn: Any) -> Any:
+            tools.append(_strict(Tool.from_function(fn, **options)))
+            return fn
+
+        return add
 
     def run_script(script: str, input: Any = None) -> CallToolResult:
         return _report(tool.run({"script": script, "input": input}))
@@ -153,24 +171,25 @@ def build_server(
     def run_and_save(script: str, input: Any = None, save: dict[str, Any] | None = None) -> CallToolResult:
         return _report(tool.run({"script": script, "input": input, **({"save": save} if save is not None else {})}))
 
-    server.tool(  # with `save` among its parameters only when the server may save scripts
+    served(  # with `save` among its parameters only when the server may save scripts
         name="run_script",
         description=run_script_description(sb, tool, describe_limit, allow_approvals=allow_approvals),
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True),
     )(run_and_save if allow_save else run_script)
 
-    @server.tool(
+    @served(
         name="resume_run",
         description=(
-            "Answer a paused run and go on: `answers` is the one answer to the only open interrupt, or an "
+            "Answer a paused run and go on: `answers` (required) is the one answer to the only open interrupt, or an "
             "object mapping interrupt ids to answers. An approval takes true, false, "
             '{"approved": true, "input": ...} (an edit) or {"approved": false, "reason": ...}.'
             if allow_approvals
-            else "Answer a paused run's question and go on: `answers` is the one answer to the only open "
+            else "Answer a paused run's question and go on: `answers` (required) is the one answer to the only open "
             "interrupt, or an object mapping interrupt ids to answers. " + HUMAN_APPROVES
         ),
     )
-    def resume_run(run_id: str, answers: Any = True, ctx: Context | None = None) -> CallToolResult:
+    def resume_run(run_id: str, answers: Any, ctx: Context | None = None) -> CallToolResult:
+        # `answers` is required: a call without it (or with it misspelt, which `_strict` refuses) never approves
         def resume() -> Any:
             refused = None if allow_approvals else approvals_refused(sb, run_id, answers)
             if refused is not None:
@@ -179,7 +198,7 @@ def build_server(
 
         return _report(_guarded(resume, tool))
 
-    @server.tool(
+    @served(
         name="get_run",
         description="How a run stands now (completed, failed, or paused with its pending "
         "interrupts): after a human answered it elsewhere, this reports the outcome.",
@@ -188,7 +207,7 @@ def build_server(
     def get_run(run_id: str) -> CallToolResult:
         return _report(_guarded(lambda: tool.result(run_id), tool))
 
-    @server.tool(
+    @served(
         name="list_runs",
         description="The newest runs in the store: id, name, status, times. `status` keeps only the runs in "
         f"one status: {', '.join(STATUSES)}.",
@@ -204,7 +223,7 @@ def build_server(
             for r in rows
         ]
 
-    @server.tool(
+    @served(
         name="describe_actions",
         description="TypeScript declarations of the actions whose name or "
         "description matches the words of `query` (all of them when it is empty).",
@@ -215,7 +234,7 @@ def build_server(
 
     if allow_rollback:
 
-        @server.tool(
+        @served(
             name="rollback_run",
             description="Undo what a run did: run the reverts of its completed calls, newest first; the run "
             "ends rolled_back. Lists the calls reverted, those with no revert, and reverts that failed.",
@@ -238,7 +257,7 @@ def build_server(
 
     if allow_save:
 
-        @server.tool(
+        @served(
             name="list_scripts",
             description="The saved scripts every run may call as actions.scripts.NAME: name, version, description.",
             annotations=ToolAnnotations(read_only_hint=True),
@@ -248,7 +267,7 @@ def build_server(
                 {"name": f"scripts.{s.name}", "version": s.version, "description": s.description} for s in sb.scripts()
             ]
 
-        @server.tool(
+        @served(
             name="save_script",
             description="Keep a script as actions.scripts.NAME for later runs (its input is ctx.input); "
             "saving a name again makes a new version.",
@@ -274,7 +293,13 @@ def build_server(
             text = f"saved as actions.scripts.{kept.name} (version {kept.version})"
             return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
-    return server
+    return MCPServer(
+        name,
+        instructions="Durable, approvable code mode: write a JavaScript script against the "
+        "declared actions and run it with run_script; a paused run waits for a human.",
+        log_level="WARNING",
+        tools=tools,
+    )
 
 
 def _guarded(work: Any, tool: Any) -> Any:

@@ -41,3 +41,15 @@ def questions(sb: Any) -> None:
 
     sb.action(ask)
     sb.action(lambda order: order, name="pay", approval=True)
+
+
+def gated(sb: Any) -> None:
+    """``gate``, an approval whose every run appends a line to ``$GATE_LOG`` (how a test sees it never ran)."""
+    import os
+
+    def gate(n: int) -> int:
+        with open(os.environ["GATE_LOG"], "a") as log:
+            log.write(f"{n}\n")
+        return n
+
+    sb.action(gate, approval=True)

@@ -303,35 +303,13 @@ def _reason(value) -> str:
 @pytest.fixture(scope="module")
 def mcp_session(tmp_path_factory):
     """A client session with ``python -m jupyter_sandbox.mcp`` (no ``--allow-approvals``), driven from sync code."""
-    import contextlib
-    import sys
-    from pathlib import Path
+    from mcp_portal import served
 
-    from anyio.from_thread import start_blocking_portal
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    folder = tmp_path_factory.mktemp("mcp")
-    params = StdioServerParameters(
-        command=sys.executable,
-        cwd=str(Path(__file__).resolve().parents[1]),
-        args=["-m", "jupyter_sandbox.mcp", "--store", str(folder / "runs.sqlite")]
-        + ["--actions", "tests.mcp_actions:questions", "--no-scheduler"],
-    )
-
-    @contextlib.asynccontextmanager
-    async def session():
-        with open(folder / "err", "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(r, w) as client:
-                await client.initialize()
-                yield client
-
-    with start_blocking_portal() as portal, portal.wrap_async_context_manager(session()) as client:
-
-        def call(tool: str, **arguments):
-            return portal.call(client.call_tool, tool, arguments).structured_content
-
-        yield call
+    with served(tmp_path_factory.mktemp("mcp"), "--actions", "tests.mcp_actions:questions", "--no-scheduler") as (
+        call,
+        _,
+    ):
+        yield lambda tool, **arguments: call(tool, arguments).structured_content
 
 
 @settings(max_examples=scaled(25), suppress_health_check=[HealthCheck.function_scoped_fixture])
