@@ -30,7 +30,7 @@ from .actions import Action, ActionInterrupt, Outcome, Resume
 from .decisions import Reject
 from .errors import ActionError, InputInvalid, LimitExceeded, error_dict
 from .tracebacks import action_traceback
-from .values import detach, json_and_copy, json_copy
+from .values import detach, json_and_copy, json_copy, well_formed
 
 __all__ = [
     "Inline",
@@ -259,7 +259,8 @@ def describe_exception(exc: BaseException) -> dict[str, str]:
 
     The message reads ``NAME: text`` once: an ``ActionError`` an action passes on (a script it ran failed)
     keeps its message, already so, however deep the scripts nest; ``limit`` is a ``LimitExceeded``'s, or the
-    one such an ``ActionError`` carries from its cause.
+    one such an ``ActionError`` carries from its cause. A lone surrogate anywhere in its text is U+FFFD
+    (``values.well_formed``), as in console text.
 
     >>> describe_exception(ActionError("inner", "ValueError: bad"))
     {'name': 'ActionError', 'message': 'ValueError: bad'}
@@ -280,7 +281,8 @@ def describe_exception(exc: BaseException) -> dict[str, str]:
     trace = action_traceback(exc)
     if trace:
         described["traceback"] = trace
-    return described
+    # Journaled as UTF-8, where a lone surrogate cannot be stored: replaced, so the script still catches it
+    return {key: well_formed(value) for key, value in described.items()}
 
 
 def _interrupt(action: Action, interrupt: ActionInterrupt) -> Outcome:

@@ -26,7 +26,7 @@ from pydantic_core import to_json as _to_json
 
 from .errors import InvalidValue
 
-__all__ = ["MAX_DEPTH", "detach", "json_and_copy", "json_copy", "to_json"]
+__all__ = ["MAX_DEPTH", "detach", "json_and_copy", "json_copy", "to_json", "well_formed"]
 
 MAX_DEPTH = 256  # below the 400 levels the journal's CBOR decoder reads back
 # A saved script's input or output schema, as JSON: checking one against JSON Schema's meta-schema costs
@@ -198,6 +198,20 @@ def _first_problem(value: Any, path: str, depth: int = 0) -> str:
     if value is None or isinstance(value, (bool, int, float)):
         return ""
     return f"{path} is a {type(value).__name__}"
+
+
+def well_formed(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, as the realm's ``String.prototype.toWellFormed``
+    does for console text, step labels and log messages; a high surrogate before a low one is the character
+    the pair encodes, as the script would read it. For text the host makes (an action's error message) that
+    is journaled, where a lone surrogate cannot be stored.
+
+    >>> well_formed("bad \\ud800 pair \\ud83d\\ude00")
+    'bad \ufffd pair 😀'
+    """
+    if not _unstorable(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def _unstorable(text: str) -> bool:

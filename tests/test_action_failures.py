@@ -165,3 +165,53 @@ def test_a_traceback_is_cut_from_its_start_to_its_bound(sb):
     error = failed(sb, "return await actions.wordy(1)")
     assert error.traceback is not None and len(error.traceback) <= MAX_CHARS
     assert error.traceback.startswith("…") and error.traceback.rstrip().endswith("why")
+
+
+def as_the_script_reads(text: str) -> str:
+    """``text`` as the realm's ``toWellFormed`` leaves it: a surrogate pair is its character, a lone one U+FFFD."""
+    out, i = [], 0
+    while i < len(text):
+        c = text[i]
+        pair = "\ud800" <= c <= "\udbff" and i + 1 < len(text) and "\udc00" <= text[i + 1] <= "\udfff"
+        if pair:
+            out.append(chr(0x10000 + ((ord(c) - 0xD800) << 10) + ord(text[i + 1]) - 0xDC00))
+        out.append("\ufffd" if not pair and "\ud800" <= c <= "\udfff" else "" if pair else c)
+        i += 2 if pair else 1
+    return "".join(out)
+
+
+# Any text, lone surrogates drawn often (st.text never draws one: its alphabet leaves surrogates out)
+ANY_CHARACTER = st.one_of(st.characters(categories=["Cs"]), st.characters(exclude_categories=()))
+ANY_TEXT = st.lists(ANY_CHARACTER, max_size=30).map("".join)
+
+
+@settings(max_examples=scaled(15), deadline=None)
+@given(text=ANY_TEXT, at=st.sampled_from([0, 5000]))
+def test_any_text_in_an_actions_exception_reaches_the_script_with_lone_surrogates_replaced(tmp_path_factory, text, at):
+    message = "x" * at + text
+    store = tmp_path_factory.mktemp("surrogates") / "runs.sqlite"
+    script = "try { await actions.boom(1) } catch (e) { return [e.name, e.message] }"
+    with Sandbox(store) as sb:
+        sb.action(lambda x: (_ for _ in ()).throw(RuntimeError(message)), name="boom")
+        result = sb.eval(script)
+    expected = ["ActionError", f"RuntimeError: {as_the_script_reads(message)}" if message else "RuntimeError"]
+    assert result.output == expected
+    with Sandbox(store) as again:  # a fresh process's Sandbox replays it from the journal alone
+        again.action(lambda x: pytest.fail("a journaled call ran again"), name="boom")
+        report = again.check(result.run_id)
+    assert report.deterministic and report.output_matches is not False and report.checked == report.recorded == 1
+
+
+def test_a_lone_surrogate_in_a_cause_or_a_non_text_argument_reaches_the_traceback_and_the_card(sb):
+    @sb.action
+    def boom(k):
+        if k == "cause":
+            raise RuntimeError("several") from ValueError("bad \ud800")
+        raise RuntimeError({"key": "\udfff"}, 7)
+
+    caught = sb.eval("try { await actions.boom('args') } catch (e) { return e.message }")
+    assert caught.output == "RuntimeError: ({'key': '\\udfff'}, 7)"  # the arguments' repr escapes it
+    error = failed(sb, "return await actions.boom('cause')")
+    assert error.message == "RuntimeError: several"
+    assert error.traceback is not None and "ValueError: bad \ufffd" in error.traceback
+    assert "bad \ufffd" in RunCard(sb, error.run_id).bundle()["text/html"]
