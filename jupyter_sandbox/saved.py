@@ -13,6 +13,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from .actions import Action
+from .engine.realm import compile_error
 from .errors import LimitExceeded, RegistrationError, RunStateError, SandboxError
 from .naming import SAVED_NAMESPACE, check_action_name, check_name
 from .stores.scripts import SavedScript
@@ -52,10 +53,13 @@ def save(
         source = run.source
     assert source is not None
     engine.check_source(source, engine.limits)  # a script that cannot run is refused before it is shared
+    unparsed = compile_error(source, engine.limits)  # nor one that does not compile: every call would fail
+    if unparsed is not None:
+        raise unparsed
     full = f"{NAMESPACE}.{name}"
     check_action_name(full, engine.actions, saved=True)  # refused before it is stored, as sync would refuse it
     if description is not None and not isinstance(description, str):
-        raise TypeError(f"a script's description is a string, got {type(description).__name__}")
+        raise RegistrationError(f"a script's description is a string, got {type(description).__name__}")
     about: dict[str, Any] = {"description": description}
     for key, schema in (("input_schema", input_schema), ("output_schema", output_schema)):
         if schema is not None:
@@ -138,11 +142,14 @@ def sync(engine: Engine) -> None:
         if script is None:
             continue
         try:
-            engine.register_action(_action(full, script))
-        except RegistrationError:
-            continue  # beside an action of the user's own (save refuses that; another process may not have): kept
+            action = _action(full, script)
         except (TypeError, LimitExceeded) as exc:  # a schema this version cannot use (saved by another): left out
             log.warning("the saved script %s is not registered: %s", full, exc)
+            continue
+        try:
+            engine.register_action(action)
+        except RegistrationError:
+            continue  # beside an action of the user's own (save refuses that; another process may not have): kept
 
 
 def _saved(input: Any = None) -> Any:  # never called: the engine runs a saved script as a child run
@@ -150,7 +157,7 @@ def _saved(input: Any = None) -> Any:  # never called: the engine runs a saved s
 
 
 def _spec(full: str, description: str | None, input_schema: Any, output_schema: Any) -> Any:
-    """The declaration of a saved script (``TypeError`` for a schema that cannot be used)."""
+    """The declaration of a saved script (``RegistrationError`` for a schema that cannot be used)."""
     from .agents.catalog import spec_for
 
     spec = spec_for(_saved, full, input_schema=input_schema, output_schema=output_schema)
@@ -200,4 +207,4 @@ def _schema(schema: Any) -> Any:
         return TypeAdapter(schema).json_schema()
     except Exception as exc:  # (pydantic's own errors: not a type it can describe)
         why = str(exc).splitlines()[0]
-        raise TypeError(f"a schema is a JSON Schema dict or a type, got {schema!r:.80}: {why}") from None
+        raise RegistrationError(f"a schema is a JSON Schema dict or a type, got {schema!r:.80}: {why}") from None

@@ -9,9 +9,12 @@ import textwrap
 
 import pytest
 from code_mode_clients import notebook_shell, with_mcp_server
+from examples import scaled
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from IPython.utils.capture import capture_output
 
-from jupyter_sandbox import ActionError, LintError, Sandbox, SandboxInterrupt, ScriptError
+from jupyter_sandbox import ActionError, LintError, RegistrationError, Sandbox, SandboxInterrupt, ScriptError
 
 
 def test_a_saved_script_is_an_action_that_runs_as_a_child_run_with_the_calls_input(sb):
@@ -235,11 +238,29 @@ def test_the_mcp_server_saves_and_lists_scripts_only_with_allow_save(tmp_path):
     assert [s["name"] for s in seen["listed"]["result"]] == ["scripts.inc", "scripts.two"]
 
 
-@pytest.mark.parametrize("schema", [{"type": "nonsense"}, "not a schema", 5, [1]])
-def test_a_schema_that_cannot_be_used_is_refused_and_nothing_is_saved(sb, schema):
-    with pytest.raises(TypeError, match="schema"):
-        sb.save_script("bad", "return 1", input_schema=schema)
+@pytest.mark.parametrize("schema", [{"type": "nonsense"}, "not a schema", 5, True, [1]])
+@pytest.mark.parametrize("key", ["input_schema", "output_schema"])
+def test_a_schema_that_cannot_be_used_is_refused_as_a_registration_error_and_nothing_is_saved(sb, schema, key):
+    with pytest.raises(RegistrationError, match="schema") as refused:
+        sb.save_script("bad", "return 1", **{key: schema})
+    assert isinstance(refused.value, TypeError)  # what it was before it was a SandboxError
     assert sb.scripts() == [] and sb.eval("return 1").output == 1
+
+
+# Each is refused by QuickJS's compiler at its own line (whatever precedes or follows it).
+BROKEN_LINES = ["const = 1", "let x = ;", '"open', "a b", "return )", "function (", "1 +* 2"]
+
+
+@settings(max_examples=scaled(30), deadline=None)
+@given(before=st.integers(0, 30), broken=st.sampled_from(BROKEN_LINES), after=st.integers(0, 3))
+@example(before=0, broken="return (", after=0)  # (open at the end: its error is at the end of the input)
+def test_a_script_that_does_not_compile_is_refused_at_save_with_its_line(before, broken, after):
+    lines = [f"const a{i} = {i};" for i in range(before)] + [broken] + [f"const z{i} = {i};" for i in range(after)]
+    with Sandbox() as sb:
+        with pytest.raises(ScriptError, match="SyntaxError") as refused:
+            sb.save_script("broken", "\n".join(lines))
+        assert refused.value.line == before + 1
+        assert sb.scripts() == [] and sb.store.scripts(removed=True) == []
 
 
 def test_the_tool_says_a_schema_that_cannot_be_used_was_not_saved(sb):

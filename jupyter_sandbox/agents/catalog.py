@@ -37,7 +37,7 @@ from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, create_mod
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ..actions import Action
-from ..errors import InputInvalid, InvalidValue
+from ..errors import InputInvalid, InvalidValue, RegistrationError
 
 __all__ = [
     "ActionSpec",
@@ -171,7 +171,8 @@ def spec_for(fn: Callable[..., Any], name: str, *, input_schema: Any = None, out
         if output_schema is not None:
             _explicit_output(spec, output_schema)
     except Exception as exc:
-        raise TypeError(f"action {name}: its explicit schema is not usable: {str(exc).splitlines()[0]}") from None
+        why = str(exc).splitlines()[0]  # (a RegistrationError: a SandboxError, and the TypeError it was before)
+        raise RegistrationError(f"action {name}: its explicit schema is not usable: {why}") from None
     if spec._validate is not None and spec._dump is None:
         spec._dump = to_jsonable_python
     return spec

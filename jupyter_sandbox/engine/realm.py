@@ -38,7 +38,7 @@ from ..source import script_lines
 from .limits import Limits
 from .returns import cannot_throw_null, top_level_returns
 
-__all__ = ["Limits", "Realm", "LINE_OFFSET"]
+__all__ = ["Limits", "Realm", "LINE_OFFSET", "compile_error"]
 
 _JS = Path(__file__).parent / "js"
 LINE_OFFSET = 20000  # larger than the prelude and its shims, so frames past it are the script's
@@ -55,6 +55,43 @@ def _prelude_source() -> str:
 
 
 _PRELUDE: str | None = None
+
+
+def compile_error(source: str, limits: Limits) -> ScriptError | None:
+    """The ``ScriptError`` (with its line) QuickJS's compiler gives ``source``, or None when it compiles.
+
+    In a bare context, with the realm's limits: compiling defines the script's function and runs none of it.
+
+    >>> compile_error("return (", Limits()).line, compile_error("return 1", Limits())
+    (1, None)
+    """
+    context = quickjs.Context()
+    context.set_memory_limit(limits.memory_bytes)
+    context.set_max_stack_size(limits.stack_bytes)
+    context.set_time_limit(limits.fuel_seconds)
+    try:
+        context.eval(_wrapped(source))
+    except quickjs.JSException as exc:
+        return _compile_error(source, str(exc))
+    return None
+
+
+def _wrapped(source: str) -> str:
+    """The script as the realm compiles it: an async function's body, its first line at ``LINE_OFFSET``."""
+    return "\n" * (LINE_OFFSET - 1) + "(async function () {\n" + source + "\n})"
+
+
+def _compile_error(source: str, text: str) -> ScriptError:
+    name, _, message = text.partition(":")
+    first = message.strip().splitlines()[0] if message.strip() else text
+    match = _FRAME.search(text)
+    line = column = None
+    if match and int(match.group(1)) > LINE_OFFSET:
+        line, column = int(match.group(1)) - LINE_OFFSET, int(match.group(2))
+    last = len(script_lines(source))
+    if line is not None and line > last:
+        line = last  # "unexpected end of input" points past the wrapper
+    return ScriptError(name.strip() or "SyntaxError", first, line=line, column=column, stack="", source=source)
 
 
 class Realm:
@@ -103,24 +140,11 @@ class Realm:
             "nullIsMemory": self._null_is_memory,
         }
         self._hand_over(self._configure, json.dumps(settings, allow_nan=False), input_json, now)
-        wrapped = "\n" * (LINE_OFFSET - 1) + "(async function () {\n" + self.source + "\n})"
         try:
-            fn = self._context.eval(wrapped)
+            fn = self._context.eval(_wrapped(self.source))
         except quickjs.JSException as exc:
-            raise self._compile_error(str(exc)) from None
+            raise _compile_error(self.source, str(exc)) from None
         self._guard(self._start, fn, now)
-
-    def _compile_error(self, text: str) -> Exception:
-        name, _, message = text.partition(":")
-        first = message.strip().splitlines()[0] if message.strip() else text
-        match = _FRAME.search(text)
-        line = column = None
-        if match and int(match.group(1)) > LINE_OFFSET:
-            line, column = int(match.group(1)) - LINE_OFFSET, int(match.group(2))
-        last = len(script_lines(self.source))
-        if line is not None and line > last:
-            line = last  # "unexpected end of input" points past the wrapper
-        return ScriptError(name.strip() or "SyntaxError", first, line=line, column=column, stack="", source=self.source)
 
     # -- the moves the runner makes -------------------------------------------
 
