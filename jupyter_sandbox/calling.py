@@ -29,7 +29,7 @@ from typing import Any
 from .actions import Action, ActionInterrupt, Outcome, Resume
 from .decisions import Reject
 from .errors import ActionError, InputInvalid, LimitExceeded, error_dict
-from .tracebacks import action_traceback
+from .tracebacks import action_traceback, cut_message
 from .values import detach, json_and_copy, json_copy, well_formed
 
 __all__ = [
@@ -259,7 +259,8 @@ def describe_exception(exc: BaseException) -> dict[str, str]:
 
     The message reads ``NAME: text`` once: an ``ActionError`` an action passes on (a script it ran failed)
     keeps its message, already so, however deep the scripts nest; ``limit`` is a ``LimitExceeded``'s, or the
-    one such an ``ActionError`` carries from its cause. A lone surrogate anywhere in its text is U+FFFD
+    one such an ``ActionError`` carries from its cause. The message is cut past ``MAX_MESSAGE_CHARS``
+    (``tracebacks.cut_message``), the traceback past ``MAX_CHARS``. A lone surrogate anywhere in its text is U+FFFD
     (``values.well_formed``), as in console text.
 
     >>> describe_exception(ActionError("inner", "ValueError: bad"))
@@ -272,9 +273,9 @@ def describe_exception(exc: BaseException) -> dict[str, str]:
     record = error_dict(exc)
     name, text = record["name"], record["message"]
     if isinstance(exc, ActionError):
-        described = {"name": "ActionError", "message": exc.message}
+        described = {"name": "ActionError", "message": cut_message(exc.message)}
     else:
-        described = {"name": name, "message": f"{name}: {text}" if text else name}
+        described = {"name": name, "message": cut_message(f"{name}: {text}" if text else name)}
     limit = exc.limit if isinstance(exc, (LimitExceeded, ActionError)) else None
     if isinstance(limit, str):
         described["limit"] = limit

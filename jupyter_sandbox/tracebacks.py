@@ -5,7 +5,10 @@ call, the worker thread, the engine's loop) and asyncio's or
 ``concurrent.futures``' before it reaches the action's code. ``action_traceback``
 drops those leading frames and keeps everything from the first frame of the
 action's own code on (the libraries it called included), chained causes too,
-cut to ``MAX_CHARS`` from the end (where the failing line is).
+cut to ``MAX_CHARS`` from the end (where the failing line is). ``cut_message`` bounds the
+exception's message the same way from its start (``MAX_MESSAGE_CHARS``): both are journaled with the
+call's result and handed to the script, so an action that raises a 20 MB message still fails as an
+``ActionError`` the script can catch. Each cut is marked ``…[cut: N … characters]``.
 
 >>> def divide(x):
 ...     return x / 0
@@ -21,9 +24,10 @@ from __future__ import annotations
 import os
 import traceback
 
-__all__ = ["MAX_CHARS", "action_traceback"]
+__all__ = ["MAX_CHARS", "MAX_MESSAGE_CHARS", "action_traceback", "cut_message"]
 
 MAX_CHARS = 4000  # journaled with the call's result: enough for a dozen frames
+MAX_MESSAGE_CHARS = 64 * 1024  # an exception's message: a response body or a dump, not megabytes of it
 _OURS = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _MACHINERY = tuple(
     os.sep + os.path.join(*parts) for parts in (("asyncio", ""), ("concurrent", "futures", ""), ("threading.py",))
@@ -51,4 +55,18 @@ def action_traceback(exc: BaseException) -> str | None:
         text = "".join(te.format())
     except Exception:
         return None
-    return text if len(text) <= MAX_CHARS else "…\n" + text[-(MAX_CHARS - 2) :]
+    if len(text) <= MAX_CHARS:
+        return text
+    kept = MAX_CHARS - 48  # room for the marker (a count of up to 15 digits)
+    return f"…[cut: {len(text) - kept} earlier characters]\n" + text[-kept:]
+
+
+def cut_message(text: str) -> str:
+    """``text`` when it has at most ``MAX_MESSAGE_CHARS`` characters, else its start and how much was cut.
+
+    >>> cut_message("x" * (MAX_MESSAGE_CHARS + 5))[-25:]
+    'x…[cut: 5 more characters]'
+    """
+    if len(text) <= MAX_MESSAGE_CHARS:
+        return text
+    return text[:MAX_MESSAGE_CHARS] + f"…[cut: {len(text) - MAX_MESSAGE_CHARS} more characters]"

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from jupyter_sandbox import ActionError, Sandbox, SandboxInterrupt
 from jupyter_sandbox.notebook.cards import RunCard
-from jupyter_sandbox.tracebacks import MAX_CHARS
+from jupyter_sandbox.tracebacks import MAX_CHARS, MAX_MESSAGE_CHARS
 
 SCRIPT = "const a = 1\nconst b = await actions.divide(a)\nreturn b"
 
@@ -164,7 +164,36 @@ def test_a_traceback_is_cut_from_its_start_to_its_bound(sb):
 
     error = failed(sb, "return await actions.wordy(1)")
     assert error.traceback is not None and len(error.traceback) <= MAX_CHARS
-    assert error.traceback.startswith("…") and error.traceback.rstrip().endswith("why")
+    assert error.traceback.rstrip().endswith("why")
+    marker, kept = error.traceback.split("\n", 1)
+    whole = int(re.fullmatch(r"…\[cut: (\d+) earlier characters\]", marker).group(1)) + len(kept)
+    assert whole > len("why " * 5000)  # the count says how much of the whole traceback was cut
+
+
+@settings(max_examples=scaled(10), deadline=None)
+@given(past=st.integers(-MAX_MESSAGE_CHARS // 2, 2 * MAX_MESSAGE_CHARS))  # drawn mostly near 0: the bound's edge
+def test_an_actions_error_message_is_cut_past_its_bound_saying_how_much(past):
+    length = MAX_MESSAGE_CHARS - len("RuntimeError: ") + past
+    text = "RuntimeError: " + "m" * length
+    with Sandbox(":memory:") as sb:
+        sb.action(lambda x: (_ for _ in ()).throw(RuntimeError("m" * length)), name="wordy")
+        caught = sb.eval("try { await actions.wordy(1) } catch (e) { return e.message }").output
+    if len(text) <= MAX_MESSAGE_CHARS:
+        assert caught == text
+    else:
+        assert caught == text[:MAX_MESSAGE_CHARS] + f"…[cut: {len(text) - MAX_MESSAGE_CHARS} more characters]"
+
+
+def test_a_20_mb_error_message_is_caught_by_the_script_cut(sb):
+    @sb.action
+    def wordy(x):
+        raise RuntimeError("m" * (20 << 20))
+
+    caught = sb.eval("try { await actions.wordy(1) } catch (e) { return [e.name, e.message.length] }").output
+    assert caught == [
+        "ActionError",
+        MAX_MESSAGE_CHARS + len(f"…[cut: {(20 << 20) + 14 - MAX_MESSAGE_CHARS} more characters]"),
+    ]
 
 
 def as_the_script_reads(text: str) -> str:

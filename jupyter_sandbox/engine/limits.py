@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ..errors import StoreError
+from ..tracebacks import MAX_CHARS as MAX_TRACEBACK_CHARS
+from ..tracebacks import MAX_MESSAGE_CHARS
 from ..values import MAX_DEPTH, MAX_SCHEMA_BYTES
 from .nesting import MAX_NESTING
 
@@ -136,6 +138,12 @@ def limits_table() -> str:
     rows.append(
         f"| (fixed) | {_shown(MAX_SCHEMA_BYTES, 'bytes')} | a saved script's `input_schema` or `output_schema` "
         '(its JSON, UTF-8) | `LimitExceeded("schema-size")` at save, nothing stored |'
+    )
+    rows.append(
+        f"| (fixed) | {MAX_MESSAGE_CHARS:,} characters | an action's error message (`NAME: ` and the exception's "
+        f"text), and {MAX_TRACEBACK_CHARS:,} characters of its Python traceback | cut, not refused: the script still "
+        "catches the `ActionError`; the message keeps its start and ends `…[cut: N more characters]`, the "
+        "traceback keeps its end (the failing line) after `…[cut: N earlier characters]` |"
     )
     return "\n".join(rows)
 
