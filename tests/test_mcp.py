@@ -30,7 +30,7 @@ from jupyter_sandbox import ActionError, Sandbox, SandboxInterrupt
 from jupyter_sandbox.agents.catalog import ActionSpec
 from jupyter_sandbox.agents.mcp_client import ToolFailed, _needs_approval, _result_value
 from jupyter_sandbox.agents.search import matching
-from jupyter_sandbox.errors import McpError, SandboxError, ServerFailed
+from jupyter_sandbox.errors import RegistrationError, SandboxError, ServerFailed
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -531,7 +531,7 @@ def _named(*tools: str) -> list[str]:
 
 @pytest.mark.parametrize("tools", [("a-b", "a_b"), ("a.b", "a_b", "ok"), ("x y", "x-y")])
 def test_two_tools_that_become_one_action_name_are_an_error_naming_both(sb, tools):
-    with pytest.raises(McpError) as error:
+    with pytest.raises(RegistrationError) as error:
         sb.mcp("raw", _named(*tools))
     first, second = [t for t in tools if t != "ok"][:2]
     assert repr(first) in str(error.value) and repr(second) in str(error.value)

@@ -40,7 +40,8 @@ from typing import Any
 
 from ..actions import Action
 from ..engine.loop import EngineLoop, engine_loop, here
-from ..errors import McpError, ServerFailed, ToolFailed
+from ..errors import RegistrationError, ServerFailed, ToolFailed
+from ..naming import check_action_name, check_replacement
 from .catalog import ActionSpec, check_schema
 from .facade import SandboxLike
 
@@ -165,7 +166,9 @@ class McpServer:
         timeout: float = TIMEOUT,
     ):
         if isinstance(command, str) or not command or not all(isinstance(c, str) for c in command):
-            raise TypeError(f"command is a list of strings (the program, then its arguments), got {command!r:.80}")
+            raise RegistrationError(
+                f"command is a list of strings (the program, then its arguments), got {command!r:.80}"
+            )
         self.name, self.command, self.env, self.cwd = name, list(command), dict(env or {}), cwd
         self.timeout = timeout
         self.starts = 0
@@ -412,57 +415,87 @@ def connect(
     """Start the server, register each of its tools as ``NAME.TOOL`` on ``sandbox``; return the action names.
 
     ``revert`` maps a tool's name (as the server lists it) to the compensation of its completed call,
-    ``fn(input, result)`` (``Sandbox.rollback``)."""
+    ``fn(input, result)`` (``Sandbox.rollback``). Every refusal is a ``RegistrationError`` that leaves the
+    registered actions (and a server of this name started before) as they were: the name and options are
+    checked before the server starts, every tool's action name and kind before any is registered, and a
+    server refused after it started is stopped."""
     reverts = _reverts(revert)
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(
-            f"an MCP server's name is an identifier (its tools become actions.{{name}}.TOOL), got {name!r}"
-        )
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ValueError(f"timeout is a positive number of seconds, got {timeout!r}")
+        raise RegistrationError(f"timeout is a positive number of seconds, got {timeout!r}")
     if approval is not None and not isinstance(approval, (bool, Mapping)):
-        raise TypeError(
+        raise RegistrationError(
             f"approval is None (follow the annotations), a bool, or a mapping of tool name to bool, "
             f"got {type(approval).__name__}"
         )
-    known = servers  # the sandbox's own: it closes them when it closes
-    if name in known:  # registering a server again replaces it, and its whole set of tools
-        old = known.pop(name)
-        old.close()
-        for action_name in old.actions:
-            sandbox.remove_action(action_name)
+    old = servers.get(name) if isinstance(name, str) else None
+    # A server started again replaces its own tools only: a name it once had that now holds an action of
+    # another kind (its tool removed, a Python action put there) is not its to take back.
+    own = {n for n in (old.actions if old else ()) if _tool_of(sandbox.actions.get(n), name)}
+    _check_server_name(name, {n: a for n, a in sandbox.actions.items() if n not in own})
     server = McpServer(name, command, env, cwd, float(timeout))
     try:
-        tools = server.list_tools()
+        actions = _tool_actions(server, server.list_tools(), approval, reverts)
+        table = {n: a for n, a in sandbox.actions.items() if n not in own}
+        for action in actions:  # all of them are checked before any is registered
+            check_action_name(action.name, table)
+            check_replacement(action, table)
+            table[action.name] = action
     except BaseException:
         server.close()
         raise
+    if old is not None:
+        servers.pop(name).close()
+        for action_name in own:
+            sandbox.remove_action(action_name)
+    servers[name] = server
+    for action in actions:
+        sandbox.add_action(action)
+    server.actions = [a.name for a in actions]
+    return server.actions
+
+
+def _tool_of(action: Action | None, server: str) -> bool:
+    return action is not None and isinstance(action.about, dict) and action.about.get("server") == server
+
+
+def _check_server_name(name: Any, others: Mapping[str, Action]) -> None:
+    """Refuse, before the server starts, a name its tools' actions ``NAME.TOOL`` could never take."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise RegistrationError(
+            f"an MCP server's name is an identifier (its tools become actions.{{name}}.TOOL), got {name!r}"
+        )
+    # As any tool's action would be (``NAME.TOOL``): a reserved name, the saved scripts' namespace, inside an action.
+    check_action_name(f"{name}.TOOL", [n for n in others if not n.startswith(name + ".")])
+
+
+def _tool_actions(
+    server: McpServer, tools: list[Any], approval: Any, reverts: dict[str, Callable[[Any, Any], Any]]
+) -> list[Action]:
+    """The actions ``SERVER.TOOL`` the listed tools become (not yet registered)."""
+    name = server.name
     unknown = sorted(set(reverts) - {tool.name for tool in tools})
     if unknown:
-        server.close()
-        raise ValueError(f"MCP server {name!r} has no tool {', '.join(map(repr, unknown))} to revert")
+        raise RegistrationError(f"MCP server {name!r} has no tool {', '.join(map(repr, unknown))} to revert")
     by_key: dict[str, Any] = {}
     for tool in tools:
         key = _action_key(tool.name)
         if key is None:
             warnings.warn(
-                f"MCP server {name!r}: tool {tool.name!r} has no name a script can use; skipped", stacklevel=3
+                f"MCP server {name!r}: tool {tool.name!r} has no name a script can use; skipped", stacklevel=4
             )
         elif key in by_key:
-            server.close()
-            raise McpError(
+            raise RegistrationError(
                 f"MCP server {name!r}: the tools {by_key[key].name!r} and {tool.name!r} would both be the action "
                 f"{name}.{key} (a name's characters other than letters, digits and _ become _); rename one"
             )
         else:
             by_key[key] = tool
-    known[name] = server
-    registered = []
+    actions = []
     for key, tool in by_key.items():
         action_name = f"{name}.{key}"
         needs = _needs_approval(tool, approval)
         about = {"server": name, "tool": tool.name, "annotations": _annotations(tool)}
-        sandbox.add_action(
+        actions.append(
             Action(
                 action_name,
                 _caller(server, tool.name),
@@ -475,16 +508,14 @@ def connect(
                 revert=reverts.get(tool.name),
             )
         )
-        registered.append(action_name)
-    server.actions = registered
-    return registered
+    return actions
 
 
 def _reverts(revert: Any) -> dict[str, Callable[[Any, Any], Any]]:
     if revert is None:
         return {}
     if not isinstance(revert, Mapping) or not all(isinstance(k, str) and callable(v) for k, v in revert.items()):
-        raise TypeError("revert is a mapping of tool name to a callable revert(input, result)")
+        raise RegistrationError("revert is a mapping of tool name to a callable revert(input, result)")
     return dict(revert)
 
 
