@@ -46,6 +46,7 @@ def save(
         raise RegistrationError(f"a saved script's name is one identifier (it becomes scripts.{name}), got {name!r}")
     if (source is None) == (run_id is None):
         raise TypeError("save_script takes the script's source or run_id=, one of them")
+    run = None
     if run_id is not None:
         run = engine.store.get_run(run_id)
         if run.source is None:
@@ -66,7 +67,8 @@ def save(
             about[key] = _bounded(json_copy(_schema(schema), f"the script's {key}"), name, key)
     # unusable: refused, unsaved; usable: the spec the action is registered with (checked once, here)
     spec = _spec(full, description, about.get("input_schema"), about.get("output_schema"))
-    if run_id is not None:
+    if run is not None:
+        _fits_its_own_run(spec, run, name)
         about["from_run"] = run_id
         same = _saved_before(engine, name, about)
         if same is not None:  # the same save again (a retried tool call, a second look at a completed run)
@@ -77,6 +79,26 @@ def save(
     engine.register_action(_action(full, found, spec))
     sync(engine)
     return found
+
+
+def _fits_its_own_run(spec: Any, run: RunRow, name: str) -> None:
+    """Refuse (``RegistrationError``) to keep a completed run's script under schemas its own run breaks: its
+    output against ``output_schema``, the input it was given (if any) against ``input_schema``. Kept, every
+    later call that does the same would fail."""
+    from .agents.catalog import check_input
+
+    if run.status != "completed":
+        return  # (a paused or failed run: no output to hold it to)
+    broken = [("output", "output_schema", spec.output_issues(run.output))]
+    if run.input is not None and spec.input_schema is not None:
+        broken.append(("input", "input_schema", check_input(spec, run.input)))
+    for what, key, issues in broken:
+        if issues:
+            listed = "; ".join(f"{i['path']}: {i['message']}" for i in issues)
+            raise RegistrationError(
+                f"the {what} of run {run.id} breaks the {key} of script {name!r} ({listed}): every call doing the "
+                "same would fail; fix the script or the schema"
+            )
 
 
 def _saved_before(engine: Engine, name: str, about: dict[str, Any]) -> SavedScript | None:

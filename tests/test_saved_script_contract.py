@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import validators
 
-from jupyter_sandbox import ActionError, LimitExceeded, Sandbox, SandboxInterrupt, saved
+from jupyter_sandbox import ActionError, LimitExceeded, RegistrationError, Sandbox, SandboxInterrupt, saved
 from jupyter_sandbox.values import MAX_SCHEMA_BYTES
 
 POINT = {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x"]}
@@ -242,3 +242,57 @@ def test_a_stored_schema_past_the_bound_is_left_out_with_a_warning_and_the_store
     sb.save_script("fine", "return 2")
     assert sb.eval("return await actions.scripts.fine()").output == 2
     assert "scripts.huge" not in sb.declarations() and "schema-size" in caplog.text
+
+
+SCHEMAS = [
+    {},
+    {"type": "object"},
+    {"type": "string"},
+    {"type": "integer"},
+    {"type": "array", "items": {"type": "integer"}},
+    {"anyOf": [{"type": "null"}, {"type": "boolean"}]},
+    POINT,
+]
+
+
+def _completed(tool, run: dict):
+    result = tool.run(run)
+    while result.status == "paused":
+        result = tool.resume(result.run_id, True)
+    assert result.status == "completed", result.content
+    return result
+
+
+@settings(max_examples=scaled(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=JSON, schema=st.sampled_from(SCHEMAS), pauses=st.booleans())
+def test_the_tool_keeps_a_script_only_if_its_own_output_fits_the_output_schema_it_is_saved_with(
+    sb, value, schema, pauses
+):
+    """Kept, a call that returns what its run returned succeeds; one whose run broke the schema is not kept
+    (the content says why), since every call doing the same would fail."""
+    sb.action(lambda n: n, name="ask", approval=True)
+    tool = sb.tool(allow_save=True)
+    name = f"s{len(sb.store.scripts(removed=True))}_{len(sb.runs())}"
+    script = "return await actions.ask(ctx.input)" if pauses else "return ctx.input"
+    result = _completed(tool, {"script": script, "input": value, "save": {"name": name, "output_schema": schema}})
+    if validators.validator_for(schema)(schema).is_valid(result.output):
+        assert result.saved == {"name": f"scripts.{name}", "version": 1}
+        again = _completed(tool, {"script": f"return await actions.scripts.{name}(ctx.input)", "input": value})
+        assert again.output == result.output
+    else:
+        assert result.saved is None and sb.store.script_versions(name) == []
+        assert "not saved" in result.content and "breaks the output_schema" in result.content
+
+
+@settings(max_examples=scaled(30), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=JSON, schema=st.sampled_from(SCHEMAS))
+def test_a_run_given_an_input_its_input_schema_refuses_keeps_no_script(sb, value, schema):
+    name = f"s{len(sb.store.scripts(removed=True))}_{len(sb.runs())}"
+    run = sb.eval("return 1", input=value, save={"name": name, "input_schema": schema})
+    fits = value is None or validators.validator_for(schema)(schema).is_valid(value)
+    if fits:
+        assert sb.script_kept(run.run_id).version == 1
+    else:
+        with pytest.raises(RegistrationError, match="breaks the input_schema"):
+            sb.script_kept(run.run_id)
+        assert sb.store.script_versions(name) == []
