@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from examples import scaled
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jupyter_sandbox.agents.catalog import ActionSpec
@@ -332,3 +333,28 @@ def test_recursive_types_shared_by_an_input_and_an_output_get_one_alias():
     assert "walk(input: Walk_Tree, options?: CallOptions): Promise<Walk_Tree>;" in text
     assert "type Walk_Tree = { kids?: Walk_Tree[] };" in text
     assert "Walk_Tree_2" not in text
+
+
+class _Counted(str):
+    """A member's TypeScript text that counts the comparisons made with it: the work a union's rendering does."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        _Counted.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+@settings(max_examples=scaled(20), deadline=None)
+@given(members=st.integers(1, 4000), repeated=st.integers(0, 50))
+def test_a_union_of_many_members_is_rendered_once_each_in_order_with_work_linear_in_them(members, repeated):
+    """An ``enum`` or ``anyOf`` of thousands of members (a saved script's schema may hold that many under its
+    size bound) is rendered with a bounded number of comparisons per member, not one per pair."""
+    from jupyter_sandbox.agents.schema_types import _join
+
+    parts = [_Counted(str(i)) for i in range(members)] + [_Counted(str(i)) for i in range(min(repeated, members))]
+    _Counted.compared = 0
+    assert _join(parts, " | ") == " | ".join(str(i) for i in range(members))
+    assert _Counted.compared <= 4 * len(parts)

@@ -115,10 +115,7 @@ def _compound(text: str) -> bool:
 
 
 def _join(parts: Iterable[str], op: str) -> str:
-    unique: list[str] = []
-    for part in parts:
-        if part not in unique:
-            unique.append(part)
+    unique = list(dict.fromkeys(parts))  # in order, each once: linear in the parts (an enum of thousands)
     if op == " | ":
         if "unknown" in unique or "any" in unique:
             return "unknown" if "unknown" in unique else "any"
