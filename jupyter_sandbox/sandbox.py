@@ -149,6 +149,11 @@ class Sandbox:
         {'server': 'files'}
         """
         self._refuse_if_closed()
+        if not isinstance(action, Action):
+            raise RegistrationError(
+                f"add_action takes an Action (jupyter_sandbox.actions.Action), got {type(action).__name__} "
+                f"{action!r:.60}; register a function with sb.action(fn, name=...)"
+            )
         if action.saved is not None:
             raise RegistrationError(
                 f"action {action.name!r}: saved= is the store's (a saved script is registered from it, as "

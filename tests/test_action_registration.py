@@ -188,3 +188,20 @@ def test_a_name_registered_again_is_replaced_by_its_own_kind_and_refused_to_anot
             with pytest.raises(RegistrationError, match="would replace it"):
                 sb.add_action(again)
             assert sb.actions[name] is kept
+
+
+@settings(max_examples=scaled(20), deadline=None)
+@given(
+    thing=st.one_of(
+        st.none(),
+        st.text(max_size=10),
+        st.integers(),
+        st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+        st.just(lambda x: x),
+    )
+)
+def test_add_action_given_anything_but_an_action_is_a_registration_error_naming_what_it_got(thing):
+    with Sandbox() as sb:
+        with pytest.raises(RegistrationError, match=f"add_action takes an Action.*got {type(thing).__name__}"):
+            sb.add_action(thing)
+        assert sb.actions == {}
