@@ -8,11 +8,12 @@ interrupt *if there is one*: a retried resume after the answer was recorded stil
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from examples import scaled
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jupyter_sandbox import ActionInterrupt, Resume, RunStateError, Sandbox, SandboxInterrupt
-from jupyter_sandbox.errors import UnaddressedAnswer
+from jupyter_sandbox.errors import InvalidValue, UnaddressedAnswer
 
 BOTH_BACKENDS = True  # the conformance suite: each test on SQLite and on PostgreSQL (tests/conftest.py)
 
@@ -221,3 +222,14 @@ def test_a_resume_goes_on_exactly_when_every_position_it_answers_is_open(positio
         assert refused.value.unaddressed == [f"position {p}" for p in sorted(positions - open_)]
         assert "at position 0" in str(refused.value) and "at position 2" in str(refused.value)
         assert len(sb.run(it.run_id).attempts) == 1
+
+
+@settings(max_examples=scaled(20), suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(key=st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.tuples(st.text(max_size=3)))
+def test_an_answers_key_that_is_no_interrupt_id_string_is_a_sandbox_error_changing_nothing(sb, key):
+    it = pause(sb)
+    sb.calls.clear()
+    sb.calls.append(1)
+    with pytest.raises(InvalidValue, match="keyed by interrupt id"):
+        sb.resume(it.run_id, answers={key: True})
+    unchanged(sb, it)

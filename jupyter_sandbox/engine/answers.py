@@ -27,7 +27,7 @@ from typing import Any
 
 from ..actions import Resume
 from ..decisions import Approve, Decision, Edit, Reject, as_json, decision
-from ..errors import AnswerRefused, Interrupt, RunStateError, UnaddressedAnswer
+from ..errors import AnswerRefused, Interrupt, InvalidValue, RunStateError, UnaddressedAnswer
 from ..values import json_copy
 from .journal import Journal
 
@@ -81,10 +81,12 @@ class Answers:
         self.by_position = {p: replace(r, value=as_json(r.value)) for p, r in self.by_position.items()}
         for key in self.by_id:
             if not isinstance(key, str):
-                raise TypeError(f"answers are keyed by interrupt id (a string like 'r-...:3'), got {key!r:.60}")
+                raise InvalidValue(f"answers are keyed by interrupt id (a string like 'r-...:3'), got {key!r:.60}")
         for position in self.by_position:
             if isinstance(position, bool) or not isinstance(position, int) or position < 0:
-                raise TypeError(f"Resume(position=...) takes a call log position (an int >= 0), got {position!r:.60}")
+                raise InvalidValue(
+                    f"Resume(position=...) takes a call log position (an int >= 0), got {position!r:.60}"
+                )
         self.by_id = {key: json_copy(value, f"the answer for {key}") for key, value in self.by_id.items()}
         self.first = json_copy(self.first, "the answer")
         self.by_position = {
@@ -110,7 +112,7 @@ class Answers:
         stray = [f"id {key!r}" for key in self.by_id if key not in ids]
         stray += [f"position {p}" for p in self.by_position if p not in positions]
         if self.first is not None and self.by_id:
-            self._refuse_disagreeing(open_, run_id, status)
+            self._refuse_disagreeing(journal, open_, run_id, status)
         if self.first is not None and len(ids) > 1:
             raise UnaddressedAnswer(
                 f"run {run_id}: one answer for several open interrupts answers none of them: "
@@ -131,14 +133,22 @@ class Answers:
             )
         self.settle_first(journal)
 
-    def _refuse_disagreeing(self, open_: list[dict[str, Any]], run_id: str, status: str | None) -> None:
+    def _refuse_disagreeing(
+        self, journal: Journal, open_: list[dict[str, Any]], run_id: str, status: str | None
+    ) -> None:
         """``value`` and ``answers=`` given together: they must say the same of the one interrupt they both
         reach, else ``RunStateError`` before anything is recorded (neither silently wins)."""
         if len(open_) != 1:
             return  # several open: the one value answers none of them (refused next)
         item = open_[0]
         named = [i for i in item["ids"] if i in self.by_id]
-        if any(_json_text(self.by_id[i]) != _json_text(self.first) for i in named):  # (False is not 0)
+        approval = {}  # by id: whether it asks for an approval (a delegated child's interrupt says so itself)
+        for entry in journal.pending_interrupts():
+            if entry.slot == item["position"]:
+                approval[entry.body["id"]] = bool(entry.body.get("approval"))
+                for child in entry.body.get("interrupts") or ():
+                    approval[child["id"]] = bool(child.get("approval", entry.body.get("approval")))
+        if any(not _same_answer(self.by_id[i], self.first, approval.get(i, False)) for i in named):
             raise RunStateError(
                 f"run {run_id}: the value and answers={{{named[0]!r}: ...}} answer the same interrupt "
                 f"({_listed(item)}) differently: give one of them",
@@ -255,6 +265,18 @@ class Answers:
 
 def _json_text(value: Any) -> str:
     return json.dumps(value, sort_keys=True, allow_nan=False)
+
+
+def _same_answer(a: Any, b: Any, approval: bool) -> bool:
+    """Whether two answers say the same: to an approval, the same decision (``true`` is ``{"approved": true}``);
+    to a question, the same JSON (``False`` is not ``0``). An approval answer that is no decision is compared as
+    JSON too (it is refused next, as not a decision)."""
+    if approval:
+        try:
+            a, b = decision(a).to_json(), decision(b).to_json()
+        except RunStateError:
+            pass
+    return _json_text(a) == _json_text(b)
 
 
 def open_interrupts(journal: Journal) -> list[dict[str, Any]]:
