@@ -163,6 +163,13 @@ def test_resume_approves_and_completes_with_each_action_run_once(tool):
     assert (done.status, done.output, tool.sandbox.sent) == ("completed", {"sent": True}, ["ADA"])
 
 
+def test_resume_without_an_answer_approves_nothing_and_the_run_asks_again(tool):
+    paused = tool.run({"script": "return await actions.send_email({to: 'a', body: 'b'})"})
+    again = tool.resume(paused.run_id)
+    assert (again.status, again.pending, tool.sandbox.sent) == ("paused", paused.pending, [])
+    assert again.answers == []
+
+
 def test_a_rejection_reaches_the_script_as_an_action_error(tool):
     script = "try { return await actions.send_email({to: 'a', body: 'b'}); } catch (e) { return e.message; }"
     paused = tool.run({"script": script})

@@ -192,11 +192,12 @@ class SandboxTool:
         result.content += f"\nSaved as actions.scripts.{kept.name} (version {kept.version}): later scripts may call it."
         return result
 
-    def resume(self, run_id: str, answers: Any = True, *, channel: str = "tool") -> ToolResult:
+    def resume(self, run_id: str, answers: Any = None, *, channel: str = "tool") -> ToolResult:
         """Answer a paused run and go on: ``answers`` maps interrupt ids to answers, or is the one answer to the
         only open interrupt. An approval takes ``True``, ``False``, ``{"approved": True, "input": ...}`` (an
         edit) or ``{"approved": False, "reason": ...}`` (or ``Approve()``, ``Reject(...)``, ``Edit(...)``);
-        anything else, or an id that names no open interrupt, is a failed result and nothing runs.
+        anything else, or an id that names no open interrupt, is a failed result and nothing runs. No answer
+        (``None``, the default) approves nothing: the run stays paused and its result asks again.
         ``channel`` is recorded on the answer (``tool``; the MCP server's ``mcp:CLIENT``)."""
         given = Answers.of(answers)
         source = self.sandbox.run(run_id, journal=False).source
