@@ -17,7 +17,7 @@ from .engine.realm import compile_error
 from .errors import LimitExceeded, RegistrationError, RunStateError, SandboxError
 from .naming import SAVED_NAMESPACE, check_action_name, check_name
 from .stores.scripts import SavedScript
-from .values import MAX_SCHEMA_BYTES, json_copy
+from .values import MAX_SCHEMA_BYTES, MAX_SCHEMA_OBJECTS, json_copy
 
 if TYPE_CHECKING:
     from .engine.runs import Engine
@@ -207,7 +207,8 @@ def removed(action: Action) -> bool:
 
 
 def _bounded(schema: Any, name: str, key: str) -> Any:
-    """``schema`` if its JSON is within ``MAX_SCHEMA_BYTES``; else ``LimitExceeded("schema-size")``."""
+    """``schema`` if its JSON is within ``MAX_SCHEMA_BYTES`` and it holds at most ``MAX_SCHEMA_OBJECTS`` objects;
+    else ``LimitExceeded("schema-size")``, before any check."""
     size = len(json.dumps(schema, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     if size > MAX_SCHEMA_BYTES:
         raise LimitExceeded(
@@ -216,7 +217,29 @@ def _bounded(schema: Any, name: str, key: str) -> Any:
             f"({MAX_SCHEMA_BYTES // 1024} KiB): describe the input and output, not every value they may take",
             value=MAX_SCHEMA_BYTES,
         )
+    objects = _objects(schema)
+    if objects > MAX_SCHEMA_OBJECTS:
+        raise LimitExceeded(
+            "schema-size",
+            f"the {key} of script {name!r} has {objects:,} JSON objects (subschemas); the limit is "
+            f"{MAX_SCHEMA_OBJECTS:,}, since checking each against JSON Schema's meta-schema costs most of a "
+            "millisecond: describe the input and output, not every value they may take (an enum is one object)",
+            value=MAX_SCHEMA_OBJECTS,
+        )
     return schema
+
+
+def _objects(schema: Any) -> int:
+    """How many JSON objects ``schema`` holds, itself included (a walk without recursion: any depth)."""
+    count, stack = 0, [schema]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            count += 1
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return count
 
 
 def _schema(schema: Any) -> Any:

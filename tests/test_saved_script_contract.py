@@ -7,12 +7,12 @@ import json
 
 import pytest
 from examples import scaled
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from jsonschema import validators
 
 from jupyter_sandbox import ActionError, LimitExceeded, RegistrationError, Sandbox, SandboxInterrupt, saved
-from jupyter_sandbox.values import MAX_SCHEMA_BYTES
+from jupyter_sandbox.values import MAX_SCHEMA_BYTES, MAX_SCHEMA_OBJECTS
 
 POINT = {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x"]}
 
@@ -296,3 +296,35 @@ def test_a_run_given_an_input_its_input_schema_refuses_keeps_no_script(sb, value
         with pytest.raises(RegistrationError, match="breaks the input_schema"):
             sb.script_kept(run.run_id)
         assert sb.store.script_versions(name) == []
+
+
+SHAPES = {  # a schema of exactly n JSON objects, the shapes whose meta-schema check costs the most per byte
+    "anyOf": lambda n: {"anyOf": [{"const": i} for i in range(n - 1)]},
+    "properties": lambda n: {"type": "object", "properties": {f"p{i}": {"type": "integer"} for i in range(n - 2)}},
+}
+
+
+@settings(max_examples=scaled(20), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(objects=st.integers(2, 2 * MAX_SCHEMA_OBJECTS), shape=st.sampled_from(sorted(SHAPES)))
+@example(objects=MAX_SCHEMA_OBJECTS, shape="anyOf").via("the largest under the bound")
+@example(objects=MAX_SCHEMA_OBJECTS + 1, shape="anyOf").via("the smallest past it")
+def test_a_schema_of_more_objects_than_the_bound_is_refused_before_its_meta_schema_check(
+    sb, monkeypatch, objects, shape
+):
+    """The meta-schema check costs about the same for each subschema: the work a save may do is bounded by
+    counting objects, so at most MAX_SCHEMA_OBJECTS are ever checked, and a schema past it is refused unchecked."""
+    from jupyter_sandbox.agents import catalog
+
+    checked = []
+    real = catalog._check_usable
+    monkeypatch.setattr(catalog, "_check_usable", lambda cls, schema: checked.append(schema) or real(cls, schema))
+    schema = SHAPES[shape](objects)
+    name = f"s{len(sb.store.scripts(removed=True))}_{objects}"
+    try:
+        sb.save_script(name, "return 1", output_schema=schema)
+    except LimitExceeded as refused:
+        assert objects > MAX_SCHEMA_OBJECTS and refused.limit == "schema-size"
+        assert refused.value == MAX_SCHEMA_OBJECTS and f"{objects:,} JSON objects" in str(refused)
+        assert checked == [] and sb.store.script_versions(name) == []
+    else:
+        assert objects <= MAX_SCHEMA_OBJECTS and checked == [schema]

@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import StoreError
 from ..tracebacks import MAX_CHARS as MAX_TRACEBACK_CHARS
 from ..tracebacks import MAX_MESSAGE_CHARS
-from ..values import MAX_DEPTH, MAX_SCHEMA_BYTES
+from ..values import MAX_DEPTH, MAX_SCHEMA_BYTES, MAX_SCHEMA_OBJECTS
 from .nesting import MAX_NESTING
 
 __all__ = ["Limits", "MAX_DEPTH", "limits_table", "stored_limits"]
@@ -137,7 +137,8 @@ def limits_table() -> str:
     )
     rows.append(
         f"| (fixed) | {_shown(MAX_SCHEMA_BYTES, 'bytes')} | a saved script's `input_schema` or `output_schema` "
-        '(its JSON, UTF-8) | `LimitExceeded("schema-size")` at save, nothing stored |'
+        f"(its JSON, UTF-8), and {MAX_SCHEMA_OBJECTS:,} JSON objects (subschemas) in it "
+        '| `LimitExceeded("schema-size")` at save, nothing stored |'
     )
     rows.append(
         f"| (fixed) | {MAX_MESSAGE_CHARS:,} characters | an action's error message (`NAME: ` and the exception's "
