@@ -100,7 +100,10 @@ def json_and_copy(value: Any, what: str) -> tuple[str, Any]:
     if data is None:
         text = _checked_json(value, what)
         return text, json.loads(text)
-    return data.decode("utf-8"), _from_json(data)
+    try:
+        return data.decode("utf-8"), _from_json(data)
+    except ValueError:  # nested past pydantic-core's own recursion limit (about 200), within MAX_DEPTH
+        return data.decode("utf-8"), json.loads(data)
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})

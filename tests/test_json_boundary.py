@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 from examples import scaled
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from jupyter_sandbox.errors import InvalidValue
@@ -139,3 +139,21 @@ def test_nesting_is_refused_past_the_limit_and_crosses_at_it():
     assert json_copy(deep, "the value") == deep
     with pytest.raises(InvalidValue, match="deeper than"):
         to_json([deep], "the value")
+
+
+@settings(max_examples=scaled(30), deadline=None)
+@given(depth=st.integers(1, MAX_DEPTH + 2), kind=st.sampled_from(["list", "dict"]))
+@example(depth=MAX_DEPTH, kind="list").via("the deepest within the bound")
+@example(depth=MAX_DEPTH + 1, kind="dict").via("the shallowest past it")
+def test_a_value_nested_to_any_depth_within_the_bound_is_copied_and_one_past_it_is_invalid(depth, kind):
+    """Within MAX_DEPTH, however deep (past the about 200 levels the fast JSON parser takes), the copy equals
+    the value; past it, an InvalidValue: never the parser's own ValueError."""
+    value: object = [] if kind == "list" else {}
+    for _ in range(depth - 1):
+        value = [value] if kind == "list" else {"a": value}
+    if depth <= MAX_DEPTH:
+        text, copy = json_and_copy(value, "the value")
+        assert copy == value and json.loads(text) == value
+    else:
+        with pytest.raises(InvalidValue):
+            json_copy(value, "the value")
