@@ -951,7 +951,7 @@ def test_wrong_argument_types_are_named(tmp_path, call):
     with pytest.raises(Exception) as info:
         attempt()
     exc = info.value
-    assert (type(exc) in (TypeError, ValueError) and "argument" not in str(exc).split(" of type")[0]) or (
+    assert (isinstance(exc, (TypeError, ValueError)) and "argument" not in str(exc).split(" of type")[0]) or (
         call == "import" and type(exc).__name__ == "StoreError"
     ), f"{type(exc).__name__}: {exc}"
 
