@@ -12,7 +12,7 @@ def test_every_call_on_a_closed_store_is_a_store_error_saying_it_is_closed(store
     sb = Sandbox(store_url)
     run_id = sb.eval("return 1").run_id
     sb.close()
-    for call in (sb.runs, lambda: sb.run(run_id), lambda: sb.eval("return 2"), sb.store.change_counter):
+    for call in (sb.runs, lambda: sb.run(run_id), lambda: sb.eval("return 2"), lambda: sb.store.change_counter()):
         with pytest.raises(StoreError, match="is closed"):
             call()
 
