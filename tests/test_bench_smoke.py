@@ -29,11 +29,10 @@ HEADER = (
 )
 
 
-@pytest.mark.slow
-def test_quick_benchmark_runs_and_prints_every_case(tmp_path):
-    out = tmp_path / "latest.md"
+def run_bench(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """One of bench/'s scripts run as a reader would, checked to have exited cleanly."""
     proc = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "bench.py"), "--quick", "--out", str(out)],
+        [sys.executable, str(REPO / "bench" / script), *args],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -41,6 +40,13 @@ def test_quick_benchmark_runs_and_prints_every_case(tmp_path):
         timeout=240,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc
+
+
+@pytest.mark.slow
+def test_quick_benchmark_runs_and_prints_every_case(tmp_path):
+    out = tmp_path / "latest.md"
+    proc = run_bench("bench.py", "--quick", "--out", str(out))
     lines = proc.stdout.splitlines()
     assert HEADER in lines
     rows = [line for line in lines if line.startswith("| ")]
@@ -55,15 +61,7 @@ def test_quick_benchmark_runs_and_prints_every_case(tmp_path):
 def test_resume_parts_runs_and_prints_every_step():
     from bench.resume_parts import STEPS
 
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "resume_parts.py"), "--quick"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=240,
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    proc = run_bench("resume_parts.py", "--quick")
     rows = [line for line in proc.stdout.splitlines() if line.startswith("| ")]
     for step in STEPS:
         assert any(row.startswith(f"| {step} |") for row in rows), f"no row for {step!r}"
