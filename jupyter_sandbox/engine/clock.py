@@ -20,7 +20,12 @@ __all__ = ["Clock", "SystemClock", "ManualClock"]
 
 
 class Clock(Protocol):
-    """What the engine needs of a clock."""
+    """What the engine needs of a clock.
+
+    A clock may also say whether time passes on it without being told: ``ticking`` (True when absent).
+    A live ``Date.now()`` in a script that computes for a while adds the time since the host last read a
+    ticking clock; a clock that moves only when told keeps the script at exactly its reading.
+    """
 
     def now(self) -> float:
         """Epoch milliseconds."""
@@ -31,6 +36,8 @@ class Clock(Protocol):
 
 class SystemClock:
     """The machine's clock (the default), or the store's once ``following`` it: epoch ms from ``source``."""
+
+    ticking = True
 
     def __init__(self, source: Callable[[], float] | None = None):
         self._source = source
@@ -53,6 +60,8 @@ class ManualClock:
     >>> clock = ManualClock(start=0)
     >>> clock.advance(3_600_000)   # an hour later
     """
+
+    ticking = False  # a script's live reads are the clock's reading, not the reading plus the time it ran
 
     def __init__(self, start: float | None = None):
         self._now = time.time() * 1000.0 if start is None else float(start)

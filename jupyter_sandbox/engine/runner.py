@@ -108,6 +108,7 @@ class Runner:
                 "strict": attempt.strict,
                 "actions": attempt.action_names,
                 "plan": attempt.plan.to_js(),
+                "clockTicks": getattr(attempt.engine.clock, "ticking", True),
             },
             self.now,
             attempt.input_json if attempt.input_json is not None else to_json(attempt.run.input, "the run's input"),

@@ -108,6 +108,7 @@ let actionSorted = [];    // the registered names, sorted: for the message about
 let strict = false;
 let clockBase = 0;        // host clock (epoch ms) at the last entry into JS
 let clockReal = 0;        // realNow() at that moment
+let clockTicks = true;    // whether the host's clock moves on its own (a ManualClock does not)
 
 // ---- canonical JSON: validation, transport and content keys in one pass ---
 //
@@ -605,7 +606,7 @@ function read(kind, live) {
 }
 
 function liveNow() {
-  return MathFloor(clockBase + (realNow() - clockReal));
+  return MathFloor(clockTicks ? clockBase + (realNow() - clockReal) : clockBase);
 }
 
 function readNow() {
@@ -1065,6 +1066,7 @@ G.__jsbx_host = {
     runId = settings.runId;
     lineOffset = settings.lineOffset;
     strict = !!settings.strict;
+    clockTicks = settings.clockTicks !== false;
     if (typeof settings.consoleLines === "number") consoleMaxLines = settings.consoleLines;
     if (typeof settings.consoleBytes === "number") consoleMaxBytes = settings.consoleBytes;
     nullIsMemory = settings.nullIsMemory === true;
