@@ -22,12 +22,15 @@ Each row's ratio is to ``JSON.parse`` (into the realm) or ``JSON.stringify`` (ou
 row, ``SQLite: a run row holding the value, written 3 times``, is not a target but what a run's input costs
 in the store: SQLite rewrites a whole row (its overflow pages too) on every ``UPDATE``, and a run's row is
 written when it is created, claimed and finished.
+Before each timed call, untimed: a garbage collection and, on Linux with glibc, ``malloc_trim(0)``, so the
+memory a previous call freed is given back and does not change what the next one's allocations cost.
 Writes ``bench/results/values.md`` (``--out`` elsewhere). Nothing here asserts a timing.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gc
 import json
 import os
@@ -52,8 +55,24 @@ def value(count: int) -> list[str]:
     return [f"doc {i} " + "y" * 1000 for i in range(count)]
 
 
+def _trimmer():
+    """glibc's ``malloc_trim``, where there is one: a round's freed 30 MB would otherwise stay in the
+    allocator's arenas and change what the next round's allocations cost."""
+    if not sys.platform.startswith("linux"):
+        return lambda: None
+    try:
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl)
+        return lambda: None
+    return lambda: trim(0)
+
+
+_trim = _trimmer()
+
+
 def timed(fn) -> float:
     gc.collect()
+    _trim()  # untimed, like the collection
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start

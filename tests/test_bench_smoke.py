@@ -65,3 +65,15 @@ def test_resume_parts_runs_and_prints_every_step():
     rows = [line for line in proc.stdout.splitlines() if line.startswith("| ")]
     for step in STEPS:
         assert any(row.startswith(f"| {step} |") for row in rows), f"no row for {step!r}"
+
+
+@pytest.mark.slow
+def test_values_bench_runs_and_prints_each_crossing_with_its_ratio_to_the_floor(tmp_path):
+    out = tmp_path / "values.md"
+    proc = run_bench("values.py", "--quick", "--repeat", "1", "--out", str(out))
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| ")]
+    for case in ("input into the realm", "result out of the realm", "an action's result into the realm"):
+        row = next((r for r in rows if r.startswith(f"| {case}")), None)
+        assert row is not None, f"no row for {case!r}"
+        assert float(row.split("|")[3]) > 0, row  # the ratio column is filled in
+    assert out.read_text(encoding="utf-8").strip() == proc.stdout.strip()
