@@ -313,11 +313,11 @@ def test_a_schema_of_more_objects_than_the_bound_is_refused_before_its_meta_sche
 ):
     """The meta-schema check costs about the same for each subschema: the work a save may do is bounded by
     counting objects, so at most MAX_SCHEMA_OBJECTS are ever checked, and a schema past it is refused unchecked."""
-    from jupyter_sandbox.agents import catalog
+    from jupyter_sandbox.agents import validators
 
     checked = []
-    real = catalog._check_usable
-    monkeypatch.setattr(catalog, "_check_usable", lambda cls, schema: checked.append(schema) or real(cls, schema))
+    real = validators.check_usable
+    monkeypatch.setattr(validators, "check_usable", lambda cls, schema: checked.append(schema) or real(cls, schema))
     schema = SHAPES[shape](objects)
     name = f"s{len(sb.store.scripts(removed=True))}_{objects}"
     try:

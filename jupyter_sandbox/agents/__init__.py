@@ -2,6 +2,8 @@
 
 - ``catalog``: each action's name, description and input/output JSON Schema (pydantic, from type hints),
   and the validation a call's input meets where it enters.
+- ``validators``: the checks an input meets, built from a type (pydantic) or a JSON Schema (jsonschema).
+- ``input_issues``: what an input that does not fit is told, alike whichever library checked it.
 - ``typescript``: the script's world as TypeScript declarations, for a model to read and ``tsc`` to check.
 - ``schema_types``: one JSON Schema as a TypeScript type (the declarations' inputs and outputs).
 - ``tool``: ``SandboxTool`` (``Sandbox.tool()``), its OpenAI and Anthropic definitions.

@@ -20,12 +20,14 @@ How the script's one argument reaches the function:
 
 ``check_input(spec, value)`` is the validation exposed to the approval card:
 the issues an edited input would meet, ``[]`` when it is valid.
+
+The checks themselves are built in ``validators`` (from a type or a JSON Schema), and the issues they
+report are written in ``input_issues``; this module decides which check serves which function.
 """
 
 from __future__ import annotations
 
 import inspect
-import json
 import typing
 import warnings
 from collections.abc import Callable
@@ -33,11 +35,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import docstring_parser
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic import TypeAdapter
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ..actions import Action
 from ..errors import InputInvalid, InvalidValue, RegistrationError
+from .input_issues import MAX_ISSUES, check_schema, input_location, issue_path
+from .validators import fields_validator, output_schema_of, schema_validator, type_validator
 
 __all__ = [
     "ActionSpec",
@@ -50,8 +54,6 @@ __all__ = [
     "spec_of",
 ]
 
-MAX_ISSUES = 20  # a hostile input can fail thousands of ways; the journal keeps the first ones
-MAX_MESSAGE = 300
 _NOTHING = object()
 
 
@@ -204,7 +206,9 @@ def _derive_input(
         spec._bind = (lambda value: ((value,), {})) if spec.takes_input else (lambda value: ((), {}))
         return
     if _fields_mode(params, hints):
-        _fields(spec, params, hints, described)
+        spec.input_schema, fields, bind = fields_validator(spec.name, params, hints, described)
+        spec.input_optional = all(p.default is not p.empty for p in params)
+        spec._validate, spec._bind, spec._keywords = fields, bind, tuple(p.name for p in params)
         return
     first = params[0]
     default = first.default
@@ -212,8 +216,7 @@ def _derive_input(
     if first.name not in hints:
         spec.input_optional = True  # untyped: anything goes, nothing too
         return
-    adapter = TypeAdapter(hints[first.name])
-    schema = adapter.json_schema()
+    schema, checked = type_validator(hints[first.name])
     if described.get(first.name) and "description" not in schema:
         schema["description"] = described[first.name]
     spec.input_schema = schema
@@ -221,185 +224,22 @@ def _derive_input(
     def validate(value: Any) -> Any:
         if value is None and spec.input_optional:
             return default
-        try:
-            return adapter.validate_python(value)
-        except ValidationError as exc:
-            raise InputInvalid(_pydantic_issues(exc, value)) from None
+        return checked(value)
 
     spec._validate = validate
 
 
-def _fields(
-    spec: ActionSpec, params: list[inspect.Parameter], hints: dict[str, Any], described: dict[str, str]
-) -> None:
-    # Fields get neutral names with the parameter as alias: a parameter named ``json`` or
-    # ``_x`` must not collide with pydantic's own attributes or rules.
-    definitions = {
-        f"p{i}": (
-            hints.get(p.name, Any),
-            Field(... if p.default is p.empty else p.default, alias=p.name, description=described.get(p.name)),
-        )
-        for i, p in enumerate(params)
-    }
-    model = create_model(f"{spec.name}_input", __config__=ConfigDict(extra="forbid"), **definitions)  # type: ignore[call-overload]
-    spec.input_schema = model.model_json_schema()
-    spec.input_optional = all(p.default is not p.empty for p in params)
-    positional = [p for p in params if p.kind == p.POSITIONAL_ONLY]
-
-    def validate(value: Any) -> Any:
-        value = {} if value is None else value
-        try:
-            return model.model_validate(value)
-        except ValidationError as exc:
-            raise InputInvalid(_pydantic_issues(exc, value)) from None
-
-    def bind(checked: Any) -> tuple[tuple, dict]:
-        values = [getattr(checked, f"p{i}") for i in range(len(params))]
-        args = tuple(values[: len(positional)])
-        return args, {p.name: v for p, v in zip(params[len(positional) :], values[len(positional) :], strict=True)}
-
-    spec._validate, spec._bind, spec._keywords = validate, bind, tuple(p.name for p in params)
-
-
 def _explicit_input(spec: ActionSpec, schema: Any) -> None:
     if isinstance(schema, dict):
-        from jsonschema import validators
-
-        cls = validators.validator_for(schema)
-        _check_usable(cls, schema)  # a broken schema is refused where it is registered
-        checker = cls(schema)
+        spec._validate, spec.input_optional = schema_validator(schema)
         spec.input_schema = schema
-
-        def validate(value: Any) -> Any:
-            return check_schema(checker, value)
-
-        spec._validate = validate
-        spec.input_optional = checker.is_valid(None)
         if spec._keywords:  # fields mode: the keys become keyword arguments
             names = set(spec._keywords)
             spec._bind = lambda value: ((), {k: v for k, v in (value or {}).items() if k in names})
         return
-    adapter = TypeAdapter(schema)
-    spec.input_schema = adapter.json_schema()
-
-    def validate_type(value: Any) -> Any:
-        try:
-            return adapter.validate_python(value)
-        except ValidationError as exc:
-            raise InputInvalid(_pydantic_issues(exc, value)) from None
-
-    spec._validate, spec._bind, spec.input_optional = validate_type, (lambda value: ((value,), {})), False
+    spec.input_schema, spec._validate = type_validator(schema)
+    spec._bind, spec.input_optional = (lambda value: ((value,), {})), False
 
 
 def _explicit_output(spec: ActionSpec, schema: Any) -> None:
-    if isinstance(schema, dict):
-        from jsonschema import validators
-
-        _check_usable(validators.validator_for(schema), schema)
-        spec.output_schema, spec._dump = schema, to_jsonable_python
-        return
-    spec.output_schema, spec._dump = TypeAdapter(schema).json_schema(mode="serialization"), to_jsonable_python
-
-
-def _check_usable(cls: Any, schema: dict[str, Any]) -> None:
-    """``SchemaError`` unless ``schema`` is valid and each of its ``$ref`` resolves within it: a reference to
-    nowhere (or elsewhere: nothing is fetched) would otherwise fail every later check with the referencing
-    library's own error instead of an issue."""
-    from jsonschema import SchemaError
-    from referencing import Registry, Resource
-    from referencing.exceptions import Unresolvable
-    from referencing.jsonschema import specification_with
-
-    cls.check_schema(schema)
-    resource = Resource.from_contents(schema, default_specification=specification_with(cls.META_SCHEMA["$schema"]))
-    resolver = Registry().resolver_with_root(resource)
-    for ref in _refs(schema):
-        try:
-            resolver.lookup(ref)
-        except Unresolvable as exc:
-            raise SchemaError(f"$ref {ref!r:.80} does not resolve within the schema ({exc!s:.80})") from None
-
-
-def _refs(schema: Any) -> list[str]:
-    if isinstance(schema, dict):
-        own = [schema["$ref"]] if isinstance(schema.get("$ref"), str) else []
-        return own + [ref for value in schema.values() for ref in _refs(value)]
-    if isinstance(schema, list):
-        return [ref for value in schema for ref in _refs(value)]
-    return []
-
-
-def issue_path(location: Any) -> str:
-    """``$.items[0].name`` from a location's parts (``$`` is the input itself)."""
-    path = "$"
-    for part in location:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif isinstance(part, str) and part.isidentifier():
-            path += f".{part}"
-        else:
-            path += f"[{json.dumps(str(part))}]"
-    return path
-
-
-def check_schema(checker: Any, value: Any) -> Any:
-    """``value`` if it fits a ``jsonschema`` validator's schema, else ``InputInvalid`` with its issues."""
-    found = sorted(checker.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
-    if found:
-        raise InputInvalid(_capped([{"path": issue_path(e.absolute_path), "message": e.message} for e in found]))
-    return value
-
-
-def input_location(value: Any, location: Any) -> list[Any]:
-    """The parts of a pydantic error location that are the input's own: pydantic puts the name of a union's
-    branch (``Cat``, ``int``, a tag) in the location too (``pet.Cat.lives`` for the input's ``pet.lives``).
-    A part is the input's when the input there has that key or index; a last part that is not is a key
-    missing from an object (``Field required``); any other part is a branch's name, and left out."""
-    kept: list[Any] = []
-    for i, part in enumerate(location):
-        if isinstance(value, dict) and part in value:
-            value = value[part]
-        elif isinstance(value, (list, tuple)) and isinstance(part, int) and -len(value) <= part < len(value):
-            value = value[part]
-        elif i == len(location) - 1 and isinstance(value, dict) and isinstance(part, str):
-            pass  # the missing key itself
-        else:
-            continue
-        kept.append(part)
-    return kept
-
-
-def _pydantic_issues(exc: ValidationError, value: Any) -> list[dict[str, str]]:
-    issues: list[dict[str, str]] = []
-    for error in exc.errors(include_url=False, include_context=False):
-        message = error["msg"]
-        if error["type"] != "missing":
-            shown = _short(error.get("input"))
-            if shown is not None:
-                message += f" (got {shown})"
-        issue = {"path": issue_path(input_location(value, error["loc"])), "message": message}
-        if issue not in issues:  # two branches can fail alike at one place
-            issues.append(issue)
-    return _capped(issues)
-
-
-def _short(value: Any, width: int = 40) -> str | None:
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return None
-    return text if len(text) <= width else None
-
-
-def _capped(issues: list[dict[str, str]]) -> list[dict[str, str]]:
-    """At most MAX_ISSUES issues of at most MAX_MESSAGE characters each (jsonschema quotes the whole value)."""
-    kept = [
-        {
-            "path": i["path"][:MAX_MESSAGE],
-            "message": i["message"] if len(i["message"]) <= MAX_MESSAGE else i["message"][:MAX_MESSAGE] + "…",
-        }
-        for i in issues[:MAX_ISSUES]
-    ]
-    if len(issues) > MAX_ISSUES:
-        kept.append({"path": "$", "message": f"and {len(issues) - MAX_ISSUES} more issues"})
-    return kept
+    spec.output_schema, spec._dump = output_schema_of(schema), to_jsonable_python

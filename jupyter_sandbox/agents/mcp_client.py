@@ -42,8 +42,9 @@ from ..actions import Action
 from ..engine.loop import EngineLoop, engine_loop, here
 from ..errors import RegistrationError, ServerFailed, ToolFailed
 from ..naming import check_action_name, check_replacement
-from .catalog import ActionSpec, check_schema
+from .catalog import ActionSpec
 from .facade import SandboxLike
+from .input_issues import check_schema
 
 __all__ = ["McpServer", "ServerFailed", "ToolFailed", "close_all", "connect"]
 

@@ -1,0 +1,126 @@
+"""The checks an action's input meets, built from a type (pydantic) or a JSON Schema (jsonschema).
+
+Each builder returns the schema the catalog declares and the function that checks an input against it: the
+value the action receives, or ``InputInvalid`` with every issue (``input_issues``). Which one serves an
+action, and how the checked value becomes the function's arguments, is the catalog's (``catalog.spec_for``).
+
+>>> schema, validate = type_validator(int)
+>>> schema, validate("3")
+({'type': 'integer'}, 3)
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, create_model
+
+from ..errors import InputInvalid
+from .input_issues import check_schema, pydantic_issues
+
+__all__ = ["check_usable", "fields_validator", "output_schema_of", "schema_validator", "type_validator"]
+
+Validate = Callable[[Any], Any]
+Bind = Callable[[Any], tuple[tuple, dict]]
+
+
+def type_validator(annotation: Any) -> tuple[dict[str, Any], Validate]:
+    """The JSON Schema of ``annotation`` and the check of an input as that type."""
+    adapter = TypeAdapter(annotation)
+    schema = adapter.json_schema()
+
+    def validate(value: Any) -> Any:
+        try:
+            return adapter.validate_python(value)
+        except ValidationError as exc:
+            raise InputInvalid(pydantic_issues(exc, value)) from None
+
+    return schema, validate
+
+
+def fields_validator(
+    name: str, params: list[inspect.Parameter], hints: dict[str, Any], described: dict[str, str]
+) -> tuple[dict[str, Any], Validate, Bind]:
+    """The schema of an input object whose keys are ``params``, its check (no input is the empty object), and
+    the arguments a checked input fills: the positional-only parameters by position, the rest by keyword."""
+    # Fields get neutral names with the parameter as alias: a parameter named ``json`` or
+    # ``_x`` must not collide with pydantic's own attributes or rules.
+    definitions = {
+        f"p{i}": (
+            hints.get(p.name, Any),
+            Field(... if p.default is p.empty else p.default, alias=p.name, description=described.get(p.name)),
+        )
+        for i, p in enumerate(params)
+    }
+    model = create_model(f"{name}_input", __config__=ConfigDict(extra="forbid"), **definitions)  # type: ignore[call-overload]
+    schema = model.model_json_schema()
+    positional = [p for p in params if p.kind == p.POSITIONAL_ONLY]
+
+    def validate(value: Any) -> Any:
+        value = {} if value is None else value
+        try:
+            return model.model_validate(value)
+        except ValidationError as exc:
+            raise InputInvalid(pydantic_issues(exc, value)) from None
+
+    def bind(checked: Any) -> tuple[tuple, dict]:
+        values = [getattr(checked, f"p{i}") for i in range(len(params))]
+        args = tuple(values[: len(positional)])
+        return args, {p.name: v for p, v in zip(params[len(positional) :], values[len(positional) :], strict=True)}
+
+    return schema, validate, bind
+
+
+def schema_validator(schema: dict[str, Any]) -> tuple[Validate, bool]:
+    """The check of an input against an explicit JSON Schema, and whether no input (``None``) fits it.
+    A schema that is not usable (``check_usable``) is refused here, where it is registered."""
+    from jsonschema import validators
+
+    cls = validators.validator_for(schema)
+    check_usable(cls, schema)
+    checker = cls(schema)
+
+    def validate(value: Any) -> Any:
+        return check_schema(checker, value)
+
+    return validate, checker.is_valid(None)
+
+
+def output_schema_of(declared: Any) -> dict[str, Any]:
+    """The output schema of an explicit JSON Schema (checked usable) or of a type (as pydantic serializes it)."""
+    if isinstance(declared, dict):
+        from jsonschema import validators
+
+        check_usable(validators.validator_for(declared), declared)
+        return declared
+    return TypeAdapter(declared).json_schema(mode="serialization")
+
+
+def check_usable(cls: Any, schema: dict[str, Any]) -> None:
+    """``SchemaError`` unless ``schema`` is valid and each of its ``$ref`` resolves within it: a reference to
+    nowhere (or elsewhere: nothing is fetched) would otherwise fail every later check with the referencing
+    library's own error instead of an issue."""
+    from jsonschema import SchemaError
+    from referencing import Registry, Resource
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import specification_with
+
+    cls.check_schema(schema)
+    resource = Resource.from_contents(schema, default_specification=specification_with(cls.META_SCHEMA["$schema"]))
+    resolver = Registry().resolver_with_root(resource)
+    for ref in _refs(schema):
+        try:
+            resolver.lookup(ref)
+        except Unresolvable as exc:
+            raise SchemaError(f"$ref {ref!r:.80} does not resolve within the schema ({exc!s:.80})") from None
+
+
+def _refs(schema: Any) -> list[str]:
+    if isinstance(schema, dict):
+        own = [schema["$ref"]] if isinstance(schema.get("$ref"), str) else []
+        return own + [ref for value in schema.values() for ref in _refs(value)]
+    if isinstance(schema, list):
+        return [ref for value in schema for ref in _refs(value)]
+    return []
