@@ -70,10 +70,9 @@ def save(
     if run is not None:
         _fits_its_own_run(spec, run, name)
         about["from_run"] = run_id
-        same = _saved_before(engine, name, about)
-        if same is not None:  # the same save again (a retried tool call, a second look at a completed run)
-            return same
-    version = engine.store.save_script(name, source, about)
+    # once: a run's script saved again with the same description and schemas (a retried tool call, a second
+    # look at a completed run, two processes at once) is the version the first save made
+    version = engine.store.save_script(name, source, about, once=run is not None)
     found = engine.store.script(name, version)
     assert found is not None
     engine.register_action(_action(full, found, spec))
@@ -99,14 +98,6 @@ def _fits_its_own_run(spec: Any, run: RunRow, name: str) -> None:
                 f"the {what} of run {run.id} breaks the {key} of script {name!r} ({listed}): every call doing the "
                 "same would fail; fix the script or the schema"
             )
-
-
-def _saved_before(engine: Engine, name: str, about: dict[str, Any]) -> SavedScript | None:
-    """The version a save of this very run with this very description and schemas already made, if any."""
-    for script in engine.store.script_versions(name):
-        if script.source is not None and script.about == about:
-            return script
-    return None
 
 
 def kept(engine: Engine, run_id: str) -> SavedScript | None:

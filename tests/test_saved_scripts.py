@@ -142,6 +142,73 @@ def test_a_script_saved_in_another_process_is_declared_and_called_here_and_the_o
         assert sb.eval("return await actions.scripts.triple(4)").output == 120
 
 
+_SAVER = textwrap.dedent(
+    """
+    import sys
+    from jupyter_sandbox import Sandbox
+    store, who, times, runs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+    with Sandbox(store) as sb:
+        print("ready", flush=True)
+        sys.stdin.readline()  # the go: both processes are open, so their saves interleave
+        for k in range(times):
+            if runs:
+                print(sb.save_script("race", run_id=runs[k], description="Kept.").version, flush=True)
+            else:
+                print(sb.save_script("race", f"return '{who}{k}'").version, flush=True)
+    """
+)
+
+
+def _saving_at_once(store: str, times: int, runs: tuple[str, ...] = ()) -> dict[str, list[int]]:
+    """Two processes, ``a`` and ``b``, each saving ``race`` ``times`` times, started together: the versions
+    each got. With ``runs``: each saves those runs' scripts in turn; else each its own, ``return 'a0'``..."""
+    savers = {
+        who: subprocess.Popen(
+            [sys.executable, "-c", _SAVER, store, who, str(times), *runs],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for who in "ab"
+    }
+    for proc in savers.values():
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready", proc.communicate()[1]
+    for proc in savers.values():  # both told to go before either is waited for
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    returned = {}
+    for who, proc in savers.items():
+        stdout, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 0, stderr
+        returned[who] = [int(v) for v in stdout.split()]
+    return returned
+
+
+def test_two_processes_saving_one_name_at_once_each_get_their_own_versions_and_none_is_lost(store_url):
+    times = 15
+    Sandbox(store_url).close()  # the store's tables exist before either process opens it
+    returned = _saving_at_once(store_url, times)
+    with Sandbox(store_url) as sb:
+        versions = sb.store.script_versions("race")
+    assert [v.version for v in versions] == list(range(1, 2 * times + 1))  # distinct and consecutive
+    assert sorted(returned["a"] + returned["b"]) == [v.version for v in versions]
+    for who, numbers in returned.items():  # each process's saves in its own order, each under the version it got
+        assert numbers == sorted(numbers)
+        assert [versions[n - 1].source for n in numbers] == [f"return '{who}{k}'" for k in range(times)]
+    assert versions[-1].source in (f"return 'a{times - 1}'", f"return 'b{times - 1}'")
+
+
+def test_two_processes_saving_the_same_runs_scripts_at_once_store_each_once_under_one_version(store_url):
+    with Sandbox(store_url) as sb:
+        runs = [sb.eval(f"return {k}").run_id for k in range(20)]
+    returned = _saving_at_once(store_url, len(runs), tuple(runs))
+    assert returned["a"] == returned["b"] == list(range(1, len(runs) + 1))  # each run's save found by the other
+    with Sandbox(store_url) as sb:
+        assert [v.about["from_run"] for v in sb.store.script_versions("race")] == runs
+
+
 def test_two_stores_keep_their_own_scripts(new_store):
     first, second = new_store(), new_store()
     with Sandbox(first) as a, Sandbox(second) as b:

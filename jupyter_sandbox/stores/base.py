@@ -250,8 +250,12 @@ class Store(Protocol):
 
     # -- saved scripts (scripts.py) -----------------------------------------------------
 
-    def save_script(self, name: str, source: str | None, about: dict[str, Any]) -> int:
-        """Store a new version of a saved script (``source`` None removes it); returns its version."""
+    def save_script(self, name: str, source: str | None, about: dict[str, Any], *, once: bool = False) -> int:
+        """Store a new version of a saved script (``source`` None removes it); returns its version.
+
+        Atomic: concurrent saves of one name get consecutive versions, none lost. ``once``: if a version
+        with this very source and ``about`` is stored already, its number is returned and nothing written
+        (decided in the same transaction, so of two such saves at once exactly one writes)."""
 
     def script(self, name: str, version: int | None = None) -> SavedScript | None:
         """One version of a saved script (the newest without ``version``); None if none, or removed."""

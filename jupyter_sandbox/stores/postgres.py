@@ -290,6 +290,16 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
         """The server's WAL insert position: it grows with every change (others' too, which is harmless)."""
         return int(self._read("SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")[0][0])
 
+    # -- saved scripts ---------------------------------------------------------------
+
+    def _hold_saves(self, conn: psycopg.Connection[Any], name: str) -> None:
+        """Hold other saves of ``name`` off until this transaction ends: a transaction-scoped advisory lock on
+        (this schema, the name). Taken in a statement of its own, so the save's next statement reads the
+        versions committed by any save it waited for (read committed: a snapshot per statement)."""
+        conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtext('jupyter_sandbox:' || current_schema()), hashtext(%s))", (name,)
+        )
+
     # -- the journal ---------------------------------------------------------------
 
     def answer_stamp(self, run_id: str) -> dict[str, Any]:

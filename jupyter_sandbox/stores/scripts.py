@@ -15,6 +15,7 @@ from typing import Any
 import cbor2
 
 from ..errors import StoreError
+from .dialect import scalar
 from .rows import decode_value
 
 __all__ = ["SavedScript", "ScriptsTable", "SQLITE_TABLE", "POSTGRES_TABLE"]
@@ -28,6 +29,11 @@ POSTGRES_TABLE = (
     "created DOUBLE PRECISION NOT NULL, PRIMARY KEY (name, version))"
 )
 _COLUMNS = "name, version, source, about, created"
+# The next version, numbered and written in one statement (its transaction holds other saves of the name off).
+_NEXT = (
+    f"INSERT INTO scripts ({_COLUMNS}) SELECT :name, COALESCE(MAX(version), 0) + 1, :source, :about, :created "
+    "FROM scripts WHERE name = :name RETURNING version"
+)
 _LATEST = f"SELECT {_COLUMNS} FROM scripts s WHERE version = (SELECT MAX(version) FROM scripts t WHERE t.name = s.name)"
 
 
@@ -63,25 +69,30 @@ class ScriptsTable:
     _read: Any
     _sql: Any
 
-    def save_script(self, name: str, source: str | None, about: dict[str, Any]) -> int:
+    def save_script(self, name: str, source: str | None, about: dict[str, Any], *, once: bool = False) -> int:
         """Store a new version of ``name`` (``source`` None: removed); returns its version number.
 
-        Two saves at once get two versions (a save that loses the race for a number takes the next)."""
-        for _ in range(8):
-            try:
-                with self._tx() as conn:
-                    row = conn.execute(
-                        self._sql("SELECT COALESCE(MAX(version), 0) FROM scripts WHERE name = ?"), (name,)
-                    ).fetchone()
-                    version = int(row[0]) + 1
-                    conn.execute(
-                        self._sql(f"INSERT INTO scripts ({_COLUMNS}) VALUES (?, ?, ?, ?, ?)"),
-                        (name, version, source, cbor2.dumps(about), time.time()),
-                    )
-                    return version
-            except self.dialect.duplicate:
-                continue
-        raise StoreError(f"saving the script {name!r} lost the race for a version number 8 times; try again")
+        ``once``: a version of ``name`` with this very source and about already stored is returned instead,
+        and nothing is written. One transaction, with saves of ``name`` held off (``_hold_saves``) from
+        before the versions are read until it commits: two saves at once get two consecutive versions, and
+        of two ``once`` saves of the same script one writes it and the other finds it.
+        """
+        with self._tx() as conn:
+            self._hold_saves(conn, name)
+            if once:
+                stored = conn.execute(
+                    self._sql(f"SELECT {_COLUMNS} FROM scripts WHERE name = ? AND source = ? ORDER BY version"),
+                    (name, source),
+                ).fetchall()
+                same = next((r[1] for r in stored if _row(r).about == about), None)
+                if same is not None:
+                    return int(same)
+            row = {"name": name, "source": source, "about": cbor2.dumps(about), "created": time.time()}
+            return int(scalar(conn, self._sql(_NEXT), row))
+
+    def _hold_saves(self, conn: Any, name: str) -> None:
+        """Inside a save's transaction: no other save of ``name`` proceeds until it ends. SQLite's transaction
+        holds the file's write lock from its start (``BEGIN IMMEDIATE``), so here nothing more is needed."""
 
     def script(self, name: str, version: int | None = None) -> SavedScript | None:
         """One version of a saved script (the newest without ``version``); None when there is none or it
