@@ -18,7 +18,9 @@ read-only ``read_file`` tool of ``tests/mcp_servers/files.py``:
 * ``overhead``: the difference of the two medians, per call (target: at most 500 µs);
 * ``replayed from the journal``: the same N calls served on resume, which never reach the server.
 
-The two are measured in turns (floor, action, floor, action, ...), so both see the same load.
+The two are measured in turns (floor, action, floor, action, ...), so both see the same load, each after a
+full garbage collection (a collection of this process's heap, some 100 ms, falling inside one round would
+double that round). The load average before each round is printed beside the medians.
 Beside each wall time, this process's CPU time per call (every thread's; the server's process is not
 counted): on a loaded machine a stdio round trip's wall time is mostly the two processes waiting to be
 scheduled, and the CPU column shows what the action itself adds.
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import resource
 import statistics
@@ -71,16 +74,19 @@ def measure(n: int, repeat: int) -> dict[str, list[float]]:
         "for (let i = 0; i < ctx.input; i++) await actions.files.read_file({path: '/readme.txt'});\n"
         "return await actions.gate();"
     )
-    out: dict[str, list[float]] = {"floor": [], "floor_cpu": [], "live": [], "live_cpu": [], "replayed": []}
+    out: dict[str, list[float]] = {"floor": [], "floor_cpu": [], "live": [], "live_cpu": [], "replayed": [], "load": []}
     with Sandbox() as sb:
         sb.mcp("files", SERVER + ["files"])
         sb.action(lambda resume=None: _gate(resume), name="gate")
         sb.eval("return await actions.files.read_file({path: '/readme.txt'})")
         bare(sb, 10)
         for _ in range(repeat):
+            out["load"].append(os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan"))
+            gc.collect()
             wall, used = bare(sb, n)
             out["floor"].append(wall)
             out["floor_cpu"].append(used)
+            gc.collect()
             start, used = time.perf_counter(), cpu()
             try:
                 sb.eval(script, input=n)
@@ -110,8 +116,8 @@ def main(argv: list[str]) -> str:
     args = parser.parse_args(argv)
     n, repeat = (50, 3) if args.quick else (300, 7)
     n, repeat = args.n or n, args.repeat or repeat
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    med = {k: statistics.median(v) for k, v in measure(n, repeat).items()}
+    runs = measure(n, repeat)
+    med = {k: statistics.median(v) for k, v in runs.items()}
     floor, sandboxed = med["floor"], med["live"]
     rows = [
         ("bare ClientSession.call_tool (floor)", f"{floor:.0f} µs", f"{med['floor_cpu']:.0f} µs"),
@@ -124,8 +130,8 @@ def main(argv: list[str]) -> str:
         ("replayed from the journal (server not contacted)", f"{med['replayed']:.1f} µs", ""),
     ]
     lines = [
-        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.2f} at the start, "
-        f"{os.getloadavg()[0]:.2f} at the end; N = {n} calls, median of {repeat}",
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average before each round "
+        f"{', '.join(f'{x:.2f}' for x in runs['load'])}; N = {n} calls, median of {repeat}",
         "",
         "| per call | median wall | median CPU of this process |",
         "| --- | --- | --- |",
