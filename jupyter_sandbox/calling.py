@@ -157,8 +157,11 @@ async def run(
 
 
 def classify(action: Action, value: Any) -> Outcome:
-    """What the function returned as an ``ok`` Outcome (its schema's ``dump``, then JSON), or the ``TypeError``
-    failure naming what cannot cross. The value kept is exactly what the script sees (tuples as lists ...)."""
+    """What the function returned as an ``ok`` Outcome (its schema's ``dump``, then JSON), or the failure that
+    names why the script may not have it: a ``TypeError`` for what cannot cross, an ``InvalidOutput`` (with
+    ``issues``) for a value its ``output_schema`` refuses (the schema the declarations promise the script's
+    author; from the return annotation or given). The value kept is exactly what the script sees (tuples as
+    lists ...)."""
     spec = _checking(action)
     try:
         if spec is not None:
@@ -166,6 +169,20 @@ def classify(action: Action, value: Any) -> Outcome:
         text, plain = json_and_copy(value, f"the value {action.name} returned")
     except TypeError as exc:
         return Outcome("error", error={"name": "TypeError", "message": str(exc)})
+    declared = action.spec
+    if declared is not None and declared.output_schema is not None:
+        issues = declared.output_issues(plain)
+        if issues:
+            first = issues[0]
+            return Outcome(
+                "error",
+                error={
+                    "name": "InvalidOutput",
+                    "issues": issues,
+                    "message": f"{action.name} returned a value its output_schema refuses: "
+                    f"{first['path']}: {first['message']}",
+                },
+            )
     return Outcome("ok", value=plain, json=text)
 
 

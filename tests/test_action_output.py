@@ -1,0 +1,132 @@
+"""An action's output schema is a promise to the script: a value it refuses never reaches the script.
+
+The schema comes from the return annotation (pydantic, serialization mode) or from ``output_schema=``; it is
+what ``sb.declarations()`` shows a script's author as the call's type. A refused value fails the call as an
+``ActionError`` whose ``issues`` name where the value breaks the schema, journaled like any failure.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import validators
+from pydantic import BaseModel
+
+from jupyter_sandbox import ActionError, ActionInterrupt, Sandbox, SandboxInterrupt
+from jupyter_sandbox.actions import Action
+from jupyter_sandbox.agents.catalog import spec_for
+from jupyter_sandbox.calling import classify
+
+
+class Receipt(BaseModel):
+    total: int
+
+
+def declared(fn, output_schema=None) -> Action:
+    """An action typed the way registration types it: from its annotations, or by an explicit schema."""
+    return Action("result", fn, spec=spec_for(fn, "result", output_schema=output_schema))
+
+
+def test_a_result_its_return_annotation_refuses_fails_the_call_naming_the_issue():
+    def count() -> int:
+        return "two"  # type: ignore[return-value]
+
+    outcome = classify(declared(count), "two")
+    assert outcome.kind == "error" and outcome.error["name"] == "InvalidOutput"
+    assert outcome.error["issues"] == [{"path": "$", "message": "'two' is not of type 'integer'"}]
+    assert "result returned a value its output_schema refuses" in outcome.error["message"]
+
+
+def test_a_result_that_fits_its_annotation_is_what_the_script_sees():
+    def receipt() -> Receipt:
+        return Receipt(total=3)
+
+    outcome = classify(declared(receipt), Receipt(total=3))
+    assert outcome.kind == "ok" and outcome.value == {"total": 3}
+
+
+def test_an_untyped_action_returns_anything():
+    assert classify(Action("free", lambda: None), ["any", {"thing": 1}]).kind == "ok"
+
+
+def test_the_script_catches_a_refused_result_as_an_action_error_with_its_issues():
+    with Sandbox() as sb:
+
+        @sb.action(output_schema={"type": "object", "required": ["id"]})
+        def create():
+            return {"name": "x"}
+
+        result = sb.eval("try { await actions.create() } catch (e) { return [e.name, e.action, e.issues] }")
+    assert result.output == ["ActionError", "create", [{"path": "$", "message": "'id' is a required property"}]]
+
+
+def test_an_uncaught_refused_result_reaches_python_with_its_issues():
+    with Sandbox() as sb:
+
+        @sb.action
+        def total() -> Receipt:
+            return {"total": "many"}  # type: ignore[return-value]
+
+        with pytest.raises(ActionError) as info:
+            sb.eval("return await actions.total()")
+    assert info.value.action == "total"
+    assert info.value.issues == [{"path": "$.total", "message": "'many' is not of type 'integer'"}]
+
+
+def test_a_refused_result_is_journaled_and_replayed_without_calling_again():
+    calls = []
+    with Sandbox() as sb:
+
+        @sb.action
+        def count() -> int:
+            calls.append(1)
+            return "two"  # type: ignore[return-value]
+
+        @sb.action
+        def gate(resume=None):
+            if resume is None:
+                raise ActionInterrupt(data="go on?")
+            return True
+
+        script = (
+            "let seen; try { await actions.count() } catch (e) { seen = e.issues } await actions.gate(); return seen"
+        )
+        with pytest.raises(SandboxInterrupt) as paused:
+            sb.eval(script)
+        assert sb.resume(paused.value.run_id, True).output == [
+            {"path": "$", "message": "'two' is not of type 'integer'"}
+        ]
+    assert calls == [1]
+
+
+SCHEMAS = st.sampled_from(
+    [
+        {"type": "integer"},
+        {"type": "string"},
+        {"type": ["number", "null"]},
+        {"type": "array", "items": {"type": "boolean"}},
+        {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+    ]
+)
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53), 2**53)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["n", "m"]), inner, max_size=2),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(schema=SCHEMAS, value=JSON)
+def test_a_result_reaches_the_script_exactly_when_its_schema_accepts_it(schema, value):
+    outcome = classify(declared(lambda: value, output_schema=schema), value)
+    fits = validators.validator_for(schema)(schema).is_valid(value)
+    assert (outcome.kind == "ok") == fits
+    if fits:
+        assert outcome.value == value
+    else:
+        assert outcome.error["name"] == "InvalidOutput" and outcome.error["issues"]
