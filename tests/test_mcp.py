@@ -28,7 +28,8 @@ from pace import bound
 
 from jupyter_sandbox import ActionError, Sandbox, SandboxInterrupt
 from jupyter_sandbox.agents.catalog import ActionSpec
-from jupyter_sandbox.agents.mcp_client import ToolFailed, _needs_approval, _result_value
+from jupyter_sandbox.agents.mcp_client import ToolFailed
+from jupyter_sandbox.agents.mcp_tools import needs_approval, result_value
 from jupyter_sandbox.agents.search import matching
 from jupyter_sandbox.errors import RegistrationError, SandboxError, ServerFailed
 
@@ -169,7 +170,7 @@ def test_approval_follows_the_annotations_with_the_specs_defaults_unless_the_use
         expected = override
     elif isinstance(override, dict) and "t" in override:
         expected = override["t"]
-    assert _needs_approval(tool, override) is expected
+    assert needs_approval(tool, override) is expected
 
 
 TEXT = st.builds(TextContent, type=st.just("text"), text=st.text(max_size=20))
@@ -186,14 +187,14 @@ def test_the_result_is_structured_content_else_the_text_and_is_error_raises_the_
     texts = [c.text for c in content if isinstance(c, TextContent)]
     if error:
         with pytest.raises(ToolFailed) as failed:
-            _result_value("s", "t", result)
+            result_value("s", "t", result)
         assert str(failed.value).startswith("s.t: ") and all(t in str(failed.value) for t in texts)
     elif structured is not None:
-        assert _result_value("s", "t", result) == structured
+        assert result_value("s", "t", result) == structured
     elif len(texts) == len(content):
-        assert _result_value("s", "t", result) == "\n".join(texts)
+        assert result_value("s", "t", result) == "\n".join(texts)
     else:  # an image too: the blocks as the protocol has them
-        assert [b["type"] for b in _result_value("s", "t", result)] == [c.type for c in content]
+        assert [b["type"] for b in result_value("s", "t", result)] == [c.type for c in content]
 
 
 WORDS = st.sampled_from(["read", "file", "write", "mail", "x"])

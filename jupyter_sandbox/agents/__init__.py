@@ -9,6 +9,9 @@
 - ``tool``: ``SandboxTool`` (``Sandbox.tool()``), its OpenAI and Anthropic definitions.
 - ``tool_result``: ``ToolResult``, what one tool call reports, and the notes under each status.
 - ``content``: the text handed back to the model, cut to a budget by structure.
+- ``mcp_client``: an MCP server's tools registered as actions (``Sandbox.mcp``); ``mcp_session``: one server's
+  process and session on the engine's loop; ``mcp_processes``: no server process outlives its owner;
+  ``mcp_tools``: the tools as actions, their results as values.
 
 Reached through the facade: ``sb.catalog()``, ``sb.declarations()``, ``sb.tool()``.
 """
