@@ -11,7 +11,7 @@ sent as its JSON form.
 
 >>> from jupyter_sandbox import Approve, Edit, Reject
 >>> decision(True), decision({"approved": False, "reason": "too much"})
-(Approve(), Reject(reason='too much'))
+(Approve(), Reject(reason='too much', rollback=False))
 >>> Edit({"total": 90}).to_json()
 {'approved': True, 'input': {'total': 90}}
 """
@@ -108,6 +108,5 @@ def decision(value: Any, *, run_id: str = "", status: str | None = None, what: s
         reason, rollback = value.get("reason"), value.get("rollback", False)
         if (reason is None or isinstance(reason, str)) and isinstance(rollback, bool):
             return Reject(reason or None, rollback)
-    raise RunStateError(
-        f"{value!r:.80} does not answer {what}: it takes exactly {ACCEPTED}", run_id=run_id, status=status
-    )
+    shown = "None (JSON null)" if value is None else f"{value!r:.80}"
+    raise RunStateError(f"{shown} does not answer {what}: it takes exactly {ACCEPTED}", run_id=run_id, status=status)

@@ -112,7 +112,7 @@ def approvals_refused(sb: Sandbox, run_id: str, answers: Any) -> str | None:
     reached = []
     for p in pending:
         for item in p.get("interrupts") or [p]:
-            addressed = item["id"] in given.by_id or (given.first is not None and not given.by_id)
+            addressed = item["id"] in given.by_id or (given.has_first() and not given.by_id)
             if addressed and item.get("approval", p.get("approval")):
                 reached.append(item)
     if not reached:

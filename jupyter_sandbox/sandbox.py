@@ -20,7 +20,7 @@ from typing import Any, cast
 from .actions import Action, Resume
 from .calling import started_script
 from .decisions import as_json
-from .engine.answers import Answers
+from .engine.answers import NO_ANSWER, Answers
 from .engine.attempt import Observer, StartRequest
 from .engine.clock import Clock, SystemClock
 from .engine.journal import CallLog, Journal
@@ -450,7 +450,7 @@ class Sandbox:
     def resume(
         self,
         run_id: str,
-        value: Any = None,
+        value: Any = NO_ANSWER,
         *,
         answers: dict[str, Any] | None = None,
         source: str | None = None,
@@ -462,9 +462,11 @@ class Sandbox:
 
         ``value`` answers the only open interrupt; ``answers`` maps
         interrupt ids (``SandboxInterrupt.interrupts[i].id``) to answers, for
-        several at once. An approval takes exactly ``True``/``False``,
-        ``Approve()``, ``Reject(reason)``, ``Edit(input)`` or their JSON forms
-        (else ``RunStateError``, before anything runs). ``channel`` says how
+        several at once. Leaving ``value`` out gives no answer; ``None`` is an
+        answer (JSON null), which a question receives as ``null``. An approval
+        takes exactly ``True``/``False``, ``Approve()``, ``Reject(reason)``,
+        ``Edit(input)`` or their JSON forms (else ``RunStateError``, ``None``
+        too, before anything runs). ``channel`` says how
         the answer came (``api``, ``card``, ``magic``, ``tool``, ``mcp:CLIENT``);
         the answer entry records it with ``identity`` and the store's clock.
         ``source`` resumes with edited source. Exactly one of
@@ -548,11 +550,18 @@ class Sandbox:
         return self._loop.run(self._engine.check(run_id, source))
 
     def fork(
-        self, run_id: str, at: int, value: Any = None, *, answers: dict[str, Any] | None = None, name: str | None = None
+        self,
+        run_id: str,
+        at: int,
+        value: Any = NO_ANSWER,
+        *,
+        answers: dict[str, Any] | None = None,
+        name: str | None = None,
     ) -> RunResult:
         """A new run replaying ``run_id``'s journal before entry ``at`` and live after it.
 
         ``value`` answers the interrupt left open at the fork point, if any: "what if I had said no?"
+        (``None`` answers null; leave ``value`` out for no answer).
         """
         if isinstance(at, bool) or not isinstance(at, int) or at < 0:
             raise TypeError(f"fork(at=...) takes a journal position (a non-negative int), got {at!r}")

@@ -1,7 +1,8 @@
 """Answer values, over every value a user can send and every channel it comes by.
 
 Only the documented forms decide an approval (``decisions.py``); a question's answer is exactly what was given,
-as the script sees it; any other value is a clear error and the run is still paused, with nothing recorded.
+as the script sees it (``None``, JSON null, included: only an answer left out is no answer); any other value is
+a clear error and the run is still paused, with nothing recorded.
 Channels: ``sb.resume(run, value)``, ``sb.resume(run, answers={id: value})``, the tool's ``resume``, a card's
 click, the magic's command line (``%sandbox resume RUN --answer JSON``) and the MCP server's ``resume_run``.
 """
@@ -45,7 +46,7 @@ class Opaque:
 
 
 not_json = st.one_of(
-    st.sampled_from([math.nan, math.inf, -math.inf, b"bytes", {1, 2}, Opaque(), 10**400, "\ud800", {1: "int key"}]),
+    st.sampled_from([math.nan, math.inf, -math.inf, b"bytes", {1, 2}, Opaque(), 10**400, "\ud800", {(1, 2): "key"}]),
     st.builds(lambda v, bad: [v, bad], json_values, st.sampled_from([math.nan, b"x", Opaque(), frozenset()])),
     st.builds(lambda v, bad: {"ok": v, "bad": bad}, json_values, st.sampled_from([math.inf, (1, object())])),
 )
@@ -124,16 +125,10 @@ def _json_form(value):
         text.encode("utf-8")  # (a lone surrogate cannot be stored)
     except (TypeError, ValueError, UnicodeEncodeError):
         return NOT_JSON
-    return NOT_JSON if _has_int_key(value) or not _ints_fit(value) else json.loads(text)
+    return NOT_JSON if not _ints_fit(value) else json.loads(text)  # (a key JSON can write, an int, is made text)
 
 
 NOT_JSON = object()
-
-
-def _has_int_key(value) -> bool:
-    if isinstance(value, dict):
-        return any(not isinstance(k, str) or _has_int_key(v) for k, v in value.items())
-    return isinstance(value, (list, tuple)) and any(_has_int_key(v) for v in value)
 
 
 def _ints_fit(value) -> bool:
@@ -152,7 +147,8 @@ def _refused_as_not_json(outcome: tuple) -> bool:
 @given(value=json_values | not_json | decision_like, channel=CHANNELS)
 @example(value={"approved": False, "reason": "no", "rollback": True}, channel="first")
 @example(value=Reject("no", rollback=True), channel="tool")
-@example(value=None, channel="first")
+@example(value=None, channel="first")  # null is an answer, on every channel
+@example(value=None, channel="tool")
 @example(value={"10:30": "standup"}, channel="tool")
 def test_a_questions_answer_is_exactly_the_value_given_or_a_clear_error_leaving_it_paused(asking, value, channel):
     paused = _paused(asking, QUESTION)
@@ -160,8 +156,6 @@ def test_a_questions_answer_is_exactly_the_value_given_or_a_clear_error_leaving_
     form = _json_form(value)
     if form is NOT_JSON:
         assert _refused_as_not_json(outcome), outcome
-    elif value is None and channel != "by_id":  # no value is no answer: the run asks again
-        assert outcome == ("paused",)
     elif channel == "tool" and isinstance(value, dict) and any(INTERRUPT_ID.match(k) for k in value):
         assert outcome[:2] == ("error", "UnaddressedAnswer")  # a key shaped like an id: by id, to no one
     else:
@@ -196,15 +190,14 @@ edits_not_json = st.builds(lambda bad: {"approved": True, "input": bad}, not_jso
 @example(value="false", channel="first")
 @example(value={"approved": False, "reason": 7}, channel="tool")
 @example(value=Edit({"total": math.nan}), channel="by_id")
+@example(value=None, channel="first")  # null is an answer, and not a decision
 @example(value=Reject("no", rollback=True), channel="tool")  # the tool once failed on the rollback's result
 def test_only_the_documented_forms_decide_an_approval_through_every_api_channel(asking, value, channel):
     asking.paid.clear()
     paused = _paused(asking, APPROVAL)
     outcome = _resume(asking, channel, paused, value)
     form, approves = _json_form(value), _approves(value)
-    if value is None and channel != "by_id":  # no value is no answer: the run asks again
-        assert outcome == ("paused",)
-    elif approves is None:
+    if approves is None:
         refused = outcome[:2] == ("error", "RunStateError") and "does not answer the approval of 'pay'" in outcome[2]
         assert refused or _refused_as_not_json(outcome), outcome
     elif form is NOT_JSON:
@@ -223,6 +216,43 @@ def test_only_the_documented_forms_decide_an_approval_through_every_api_channel(
         return
     assert asking.paid == []
     _still_paused(asking, paused.run_id)
+
+
+# -- null is an answer; an answer left out is none -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("channel", ["first", "by_id", "tool"])
+def test_a_question_answered_with_null_receives_null(asking, channel):
+    paused = _paused(asking, QUESTION)
+    assert _resume(asking, channel, paused, None) == ("completed", {"answer": None})
+    assert [e["value"] for e in _answered(asking, paused.run_id)] == [None]
+
+
+def test_a_resume_with_no_answer_answers_nothing_and_the_question_asks_again(asking):
+    paused = _paused(asking, QUESTION)
+    with pytest.raises(SandboxInterrupt):
+        asking.resume(paused.run_id)
+    assert asking.tool().resume(paused.run_id).status == "paused"
+    _still_paused(asking, paused.run_id)
+
+
+@pytest.mark.parametrize("channel", ["first", "by_id", "tool"])
+def test_an_approval_answered_with_null_is_refused_as_no_decision_and_still_waits(asking, channel):
+    asking.paid.clear()
+    paused = _paused(asking, APPROVAL)
+    outcome = _resume(asking, channel, paused, None)
+    assert outcome[:2] == ("error", "RunStateError"), outcome
+    assert outcome[2].startswith("None (JSON null) does not answer the approval of 'pay'"), outcome
+    _still_paused(asking, paused.run_id)
+    assert asking.resume(paused.run_id, True).output == {"paid": {"total": 120}}  # nothing was lost
+
+
+def test_a_fork_answering_null_gives_the_question_null_and_one_left_out_asks_again(asking):
+    paused = _paused(asking, QUESTION)
+    asked_at = next(e["seq"] for e in asking.run(paused.run_id).entries if e["kind"] == "interrupt") + 1
+    assert asking.fork(paused.run_id, asked_at, None).output == {"answer": None}
+    with pytest.raises(SandboxInterrupt):
+        asking.fork(paused.run_id, asked_at)
 
 
 # -- the magic's command line -------------------------------------------------------------------------------
@@ -255,7 +285,8 @@ def magic(tmp_path_factory):
 
 def _on_the_line(value) -> str:
     """``value`` as the magic's ``--answer`` takes it: JSON in single quotes (a quote inside as ``\\u0027``)."""
-    return "'" + json.dumps(value, ensure_ascii=False).replace("'", "\\u0027") + "'"
+    text = json.dumps(value, ensure_ascii=False).replace("'", "\\u0027")
+    return "' " + text + "'" if text.startswith("-") else "'" + text + "'"  # (argparse takes -1e-07 for an option)
 
 
 @settings(max_examples=scaled(25), suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -263,6 +294,7 @@ def _on_the_line(value) -> str:
 @example(value="it's a 'quoted' \\ answer", question=True)
 @example(value={"approved": False, "reason": "no", "rollback": True}, question=False)  # the magic once raised
 @example(value="false", question=False)
+@example(value=None, question=True)  # --answer null answers null
 def test_the_magics_answer_is_exactly_the_json_on_its_command_line(magic, value, question):
     from IPython.utils.capture import capture_output
 
@@ -277,9 +309,7 @@ def test_the_magics_answer_is_exactly_the_json_on_its_command_line(magic, value,
             error = exc
     run = sb.run(paused.run_id)
     answered = _answered(sb, paused.run_id)
-    if value is None:  # no value is no answer: the run asks again
-        assert run.status == "interrupted" and answered == []
-    elif question:
+    if question:
         assert error is None and run.output == {"answer": value}
         assert [e["value"] for e in answered] == [value]
     elif approves is None:
@@ -315,13 +345,12 @@ def mcp_session(tmp_path_factory):
 @settings(max_examples=scaled(25), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=json_values | decision_like.map(lambda d: d.to_json() if hasattr(d, "to_json") else d))
 @example(value=True)
+@example(value=None)  # answers: null is JSON null, the question's answer
 @example(value={"approved": True, "input": {"total": 1}})
 def test_through_the_mcp_server_a_question_gets_exactly_its_answer_and_no_answer_approves(mcp_session, value):
     asked = mcp_session("run_script", script=QUESTION)
     answered = mcp_session("resume_run", run_id=asked["run_id"], answers=value)
-    if value is None:  # no value is no answer: the run asks again
-        assert answered["status"] == "paused"
-    elif isinstance(value, dict) and any(INTERRUPT_ID.match(k) for k in value):
+    if isinstance(value, dict) and any(INTERRUPT_ID.match(k) for k in value):
         assert answered["status"] == "failed" and answered["error"]["name"] == "UnaddressedAnswer"
     else:
         assert answered["status"] == "completed" and answered["output"] == {"answer": value}

@@ -99,3 +99,10 @@ def test_resume_run_with_answers_true_still_approves(server):
     assert done["status"] == "completed" and done["output"] == 1
     assert server.gate_log.read_text() == "1\n"
     server.gate_log.unlink()
+
+
+def test_resume_run_with_answers_null_is_refused_as_no_decision_and_never_approves(server):
+    run_id = _paused(server)
+    outcome = server("resume_run", {"run_id": run_id, "answers": None})
+    _not_approved(server, run_id, outcome)
+    assert "None (JSON null) does not answer the approval of 'gate'" in outcome.content[0].text

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from ..actions import Action, Resume
+from ..engine.answers import NO_ANSWER
 from ..engine.attempt import Observer
 from ..engine.realm import Limits
 from ..results import RollbackResult, RunInfo, RunResult
@@ -79,7 +80,7 @@ class SandboxLike(Protocol):
     def resume(
         self,
         run_id: str,
-        value: Any = None,
+        value: Any = NO_ANSWER,  # (None is an answer: JSON null)
         *,
         answers: dict[str, Any] | None = None,
         source: str | None = None,

@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..engine.answers import Answers
+from ..engine.answers import NO_ANSWER, Answers
 from ..errors import RunCancelled, RunParked, SandboxError, SandboxInterrupt
 from ..results import RollbackResult, RunResult
 from .content import excerpt, render
@@ -192,12 +192,13 @@ class SandboxTool:
         result.content += f"\nSaved as actions.scripts.{kept.name} (version {kept.version}): later scripts may call it."
         return result
 
-    def resume(self, run_id: str, answers: Any = None, *, channel: str = "tool") -> ToolResult:
+    def resume(self, run_id: str, answers: Any = NO_ANSWER, *, channel: str = "tool") -> ToolResult:
         """Answer a paused run and go on: ``answers`` maps interrupt ids to answers, or is the one answer to the
         only open interrupt. An approval takes ``True``, ``False``, ``{"approved": True, "input": ...}`` (an
         edit) or ``{"approved": False, "reason": ...}`` (or ``Approve()``, ``Reject(...)``, ``Edit(...)``);
-        anything else, or an id that names no open interrupt, is a failed result and nothing runs. No answer
-        (``None``, the default) approves nothing: the run stays paused and its result asks again.
+        anything else (``None`` too), or an id that names no open interrupt, is a failed result and nothing
+        runs. ``None`` is JSON null: a question receives it. No answer (``answers`` left out) approves
+        nothing: the run stays paused and its result asks again.
         ``channel`` is recorded on the answer (``tool``; the MCP server's ``mcp:CLIENT``)."""
         given = Answers.of(answers)
         source = self.sandbox.run(run_id, journal=False).source

@@ -31,11 +31,24 @@ from ..errors import AnswerRefused, Interrupt, InvalidValue, RunStateError, Unad
 from ..values import json_copy
 from .journal import Journal
 
-__all__ = ["Answers", "answer_for", "recorded_decision"]
+__all__ = ["NO_ANSWER", "Answers", "answer_for", "recorded_decision"]
 
 # An interrupt id as the engine writes it (``RUN_ID:SLOT``): how a mapping of answers by id is told from one
 # answer that happens to be an object (a question's answer may be any JSON value).
 INTERRUPT_ID = re.compile(r"^\S+:\d+$")
+
+
+class _NoAnswer:
+    """The type of ``NO_ANSWER``: shown as ``<no answer>`` in a signature."""
+
+    def __repr__(self) -> str:
+        return "<no answer>"
+
+
+# The default of every positional answer (``Sandbox.resume(run_id)``, ``fork``, the agent tool's ``resume``):
+# none was given. ``None`` is not that: it is JSON null, an answer a question may ask for (an approval
+# refuses it as it refuses any other value that is not a decision).
+NO_ANSWER: Any = _NoAnswer()
 
 
 @dataclass
@@ -44,7 +57,7 @@ class Answers:
 
     by_id: dict[str, Any] = field(default_factory=dict)
     by_position: dict[int, Resume] = field(default_factory=dict)
-    first: Any = None  # answers the only open interrupt (``Sandbox.resume(run_id, value)``)
+    first: Any = NO_ANSWER  # answers the only open interrupt (``Sandbox.resume(run_id, value)``); None is null
     by: str | None = None  # who answers (``Sandbox(identity=...)``)
     via: str | None = None  # the channel: card, magic, api, tool, mcp:CLIENT
     process: str | None = None  # the kernel or process the answer came from
@@ -54,8 +67,13 @@ class Answers:
     def of(cls, answers: Any, **who: Any) -> Answers:
         """The answers one request carries, as every channel sends them: a mapping whose keys are
         interrupt ids (``{"r-...:3": true}``) answers by id; any other value (``true``, a decision's JSON
-        form, a question's answer) is the one answer to the only open interrupt. A mapping with any key
-        shaped like an interrupt id is by id, so a mistyped id is refused, never taken for an answer."""
+        form, a question's answer, ``None`` for null) is the one answer to the only open interrupt;
+        ``NO_ANSWER`` is none. A mapping with any key shaped like an interrupt id is by id, so a mistyped
+        id is refused, never taken for an answer.
+
+        >>> Answers.of(None).first is None, Answers.of(NO_ANSWER).given()
+        (True, False)
+        """
         if isinstance(answers, Mapping) and any(isinstance(k, str) and INTERRUPT_ID.match(k) for k in answers):
             return cls(by_id=dict(answers), **who)
         return cls(first=answers, **who)
@@ -68,7 +86,11 @@ class Answers:
         return Answers(by_id=by_id, by=self.by, via=self.via, process=self.process, stamp=self.stamp)
 
     def given(self) -> bool:
-        return bool(self.by_id or self.by_position or self.first is not None)
+        return bool(self.by_id or self.by_position or self.has_first())
+
+    def has_first(self) -> bool:
+        """Whether there is one answer for the only open interrupt (null is one; ``NO_ANSWER`` is none)."""
+        return self.first is not NO_ANSWER
 
     def check(self) -> None:
         """Every answer must cross as JSON (it is journaled): raise ``InvalidValue`` naming the one that does not.
@@ -77,7 +99,6 @@ class Answers:
         action never share an object with the caller's (who may edit it while the run goes on).
         """
         self.by_id = {key: as_json(value) for key, value in self.by_id.items()}
-        self.first = as_json(self.first)
         self.by_position = {p: replace(r, value=as_json(r.value)) for p, r in self.by_position.items()}
         for key in self.by_id:
             if not isinstance(key, str):
@@ -88,7 +109,8 @@ class Answers:
                     f"Resume(position=...) takes a call log position (an int >= 0), got {position!r:.60}"
                 )
         self.by_id = {key: json_copy(value, f"the answer for {key}") for key, value in self.by_id.items()}
-        self.first = json_copy(self.first, "the answer")
+        if self.has_first():
+            self.first = json_copy(as_json(self.first), "the answer")
         self.by_position = {
             p: replace(
                 r,
@@ -111,9 +133,9 @@ class Answers:
         ids = {i for item in open_ for i in item["ids"]}
         stray = [f"id {key!r}" for key in self.by_id if key not in ids]
         stray += [f"position {p}" for p in self.by_position if p not in positions]
-        if self.first is not None and self.by_id:
+        if self.has_first() and self.by_id:
             self._refuse_disagreeing(journal, open_, run_id, status)
-        if self.first is not None and len(ids) > 1:
+        if self.has_first() and len(ids) > 1:
             raise UnaddressedAnswer(
                 f"run {run_id}: one answer for several open interrupts answers none of them: "
                 + "; ".join(_listed(item) for item in open_)
@@ -208,10 +230,10 @@ class Answers:
         for entry in journal.pending_interrupts():
             items = entry.body.get("interrupts") or [entry.body]
             for n, item in enumerate(items):
-                given = self.by_id.get(item["id"], _NONE)
-                if given is _NONE and n == 0 and entry.slot in self.by_position:
+                given = self.by_id.get(item["id"], NO_ANSWER)
+                if given is NO_ANSWER and n == 0 and entry.slot in self.by_position:
                     given = self.by_position[entry.slot].value
-                if given is _NONE:
+                if given is NO_ANSWER:
                     continue
                 owner = str(item["id"]).rpartition(":")[0] or run_id
                 interrupt = Interrupt(
@@ -256,11 +278,11 @@ class Answers:
 
     def settle_first(self, journal: Journal) -> None:
         """Turn ``first`` into an answer by id, now that the journal is at hand."""
-        if self.first is not None:
+        if self.has_first():
             pending = journal.pending_interrupts()
             if len(pending) == 1:
                 self.by_id.setdefault(pending[0].body["id"], self.first)
-            self.first = None
+            self.first = NO_ANSWER
 
 
 def _json_text(value: Any) -> str:
@@ -352,9 +374,6 @@ def answer_for(
             body["reason"] = approval.reason
         return None, approval, call_input, body
     return Resume(position=slot, value=value, state=state, id=interrupt_id), approval, call_input, body
-
-
-_NONE = object()
 
 
 def _listed(item: dict[str, Any]) -> str:

@@ -36,7 +36,7 @@ from ..stores.base import RunRow, Store, new_run_id, source_hash
 from ..stores.rows import ENDED, RunStatus
 from ..values import json_and_copy, json_copy
 from . import children
-from .answers import Answers
+from .answers import NO_ANSWER, Answers
 from .attempt import Attempt, AttemptRequest, AttemptResult, Observer, StartRequest
 from .clock import Clock, SystemClock
 from .divergence import nothing_asked
@@ -607,7 +607,7 @@ class Engine:
         self._copy_journal(run, fork, at_seq)
         fork.status = "interrupted"
         pending = self.pending(fork.id)
-        if value is not None and pending:
+        if value is not NO_ANSWER and pending:
             answers.setdefault(pending[0].id or "", value)
         answered = Answers(by_id=answers, stamp=wanted.stamp, **who)
         return await self._drive(AttemptRequest(fork, answered, observer or Observer(), self._limits_of(run)))

@@ -89,7 +89,8 @@ def show(magics: Magics, sb: Sandbox, args: Any) -> None:
 def resume(magics: Magics, sb: Sandbox, args: Any) -> None:
     """Resume a paused, parked, cancelled or failed run by replaying its journal; answer its interrupt."""
     run_id = resolve_run(sb, args.run)
-    value, answers = None, None
+    given: tuple[Any, ...] = ()  # the one answer, when there is one (``None`` is one: --answer null)
+    answers = None
     if args.answer is not None or args.reject is not None:
         pending = RunCard(sb, run_id).pending()
         if not pending and sb.status(run_id) == "completed" and not args.id:
@@ -109,14 +110,13 @@ def resume(magics: Magics, sb: Sandbox, args: Any) -> None:
         # open, is UnaddressedAnswer listing them): this only shapes a rejection for its kind.
         target = next((i for i in pending if i["id"] == args.id), pending[0])
         value = _json(args.answer, "--answer") if args.answer is not None else answer_for(target, "reject", args.reject)
-        if args.id:
-            value, answers = None, {args.id: value}
+        given, answers = ((), {args.id: value}) if args.id else ((value,), None)
     source = magics.lookup(args.source, "--source") if args.source else None
     show_run(
         magics,
         sb,
         f"resume {args.run}",
-        lambda obs: sb.resume(run_id, value, answers=answers, source=source, observer=obs, channel="magic"),
+        lambda obs: sb.resume(run_id, *given, answers=answers, source=source, observer=obs, channel="magic"),
         run_id=run_id,
         out=args.out,
     )
@@ -166,12 +166,12 @@ def check(magics: Magics, sb: Sandbox, args: Any) -> None:
 def fork(magics: Magics, sb: Sandbox, args: Any) -> None:
     """A new run from a run's journal position: "what if I had answered otherwise?"."""
     run_id = resolve_run(sb, args.run)
-    value = _json(args.answer, "--answer") if args.answer is not None else None
+    given = (_json(args.answer, "--answer"),) if args.answer is not None else ()  # (--answer null answers null)
     show_run(
         magics,
         sb,
         f"fork of {args.run} at {args.at}",
-        lambda _: sb.fork(run_id, args.at, value, name=args.name),
+        lambda _: sb.fork(run_id, args.at, *given, name=args.name),
         out=args.out,
         live=False,
     )
