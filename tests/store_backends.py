@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["is_postgres", "query"]
+__all__ = ["is_postgres", "query", "set_every_run"]
 
 
 def is_postgres(url: str) -> bool:
@@ -26,3 +26,14 @@ def query(url: str, sql: str, args: tuple = ()) -> list[tuple]:
         return rows
     finally:
         db.close()
+
+
+def set_every_run(column: str) -> str:
+    """The statement that sets ``column`` of every run to one ``?`` (a stored value as it is, to damage it):
+    an ``UPDATE`` of the runs row, or for a run's input and output, their rows of ``run_values``."""
+    if column not in ("input", "output"):
+        return f"UPDATE runs SET {column} = ?"
+    return (
+        f"INSERT INTO run_values (run_id, name, value) SELECT id, '{column}', ? FROM runs WHERE true "
+        "ON CONFLICT (run_id, name) DO UPDATE SET value = EXCLUDED.value"
+    )

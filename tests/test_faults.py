@@ -21,7 +21,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from store_backends import query
+from store_backends import query, set_every_run
 from stress_module import stress
 
 from jupyter_sandbox import RunBusyError, RunParked, Sandbox, SandboxError, SandboxInterrupt, StoreError
@@ -256,7 +256,7 @@ def test_a_corrupt_journal_entry_is_a_store_error(good_store, junk):
 )
 @on_both
 def test_a_corrupt_run_row_is_a_store_error(good_store, column, junk):
-    query(str(good_store), f"UPDATE runs SET {column} = ?", (junk,))
+    query(str(good_store), set_every_run(column), (junk,))
     with pytest.raises(StoreError):
         use_store(good_store)
 

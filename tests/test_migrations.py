@@ -13,10 +13,11 @@ import textwrap
 import threading
 import uuid
 
+import cbor2
 import pytest
 from store_backends import is_postgres, query
 
-from jupyter_sandbox import RunParked, Sandbox, SandboxInterrupt, StoreError
+from jupyter_sandbox import RunParked, Sandbox, SandboxInterrupt, ScriptError, StoreError
 from jupyter_sandbox.cli import main as cli
 from jupyter_sandbox.stores import migrations, open_store
 from jupyter_sandbox.stores.base import RunRow, new_run_id
@@ -250,3 +251,116 @@ def test_two_processes_migrating_an_empty_schema_at_once_both_succeed_and_it_is_
     assert sorted(store.migrated_from for store in outcomes) == [0, migrations.latest()]
     for store in outcomes:
         store.close()
+
+
+# -- schema 4: a run's input and output in run_values -----------------------------------------------------
+
+_SCHEMA_3_NOTIFY = """CREATE OR REPLACE FUNCTION jupyter_sandbox_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM pg_notify('jupyter_sandbox', TG_TABLE_SCHEMA || ' ' || (to_jsonb(NEW) ->> TG_ARGV[0]));
+        RETURN NULL;
+    END $$"""
+
+
+def _runs_of_every_shape(tmp_path) -> tuple[list[dict], str]:
+    """Runs made by this code in a scratch file, as ``dump_run`` reads them (each value's CBOR in the run's
+    row, as schema 3 kept it): completed with an input and an output, failed, without an input, with a null
+    output, and one paused on an approval; and that paused run's id."""
+    sb = Sandbox(tmp_path / "scratch.sqlite")
+    sb.action(lambda x: x, name="pay", approval=True)
+    sb.eval("return {got: ctx.input, n: [1, 2.5, 'é']}", input={"doc": "x" * 5000, "list": [None, True]})
+    with pytest.raises(ScriptError):
+        sb.eval("throw new Error('no')", input=[1, 2])
+    sb.eval("return 'no input'")
+    sb.eval("return null", input="s")
+    with pytest.raises(SandboxInterrupt) as info:
+        sb.eval("return {paid: await actions.pay(ctx.input)}", input={"amount": 3})
+    dumps = [sb.store.dump_run(run.id) for run in sb.runs(include_children=True)]
+    sb.close()
+    return dumps, info.value.run_id
+
+
+def _written_at_schema_3(url: str, dumps: list[dict], monkeypatch) -> None:
+    """A store whose tables are schema 3's (a run's input and output columns of its row) holding ``dumps``."""
+    with monkeypatch.context() as patched:
+        patched.setattr(migrations, "STEPS", tuple(s for s in migrations.STEPS if s.version <= 3))
+        open_store(url).close()
+    if is_postgres(url):
+        query(url, _SCHEMA_3_NOTIFY)  # as schema 3 announced a change: the whole row as JSON
+    for dump in dumps:
+        run = dump["run"]
+        query(url, f"INSERT INTO runs ({', '.join(run)}) VALUES ({', '.join('?' * len(run))})", tuple(run.values()))
+        for row in dump["journal"]:
+            query(url, "INSERT INTO run_journal (run_id, seq, kind, body) VALUES (?, ?, ?, ?)", (run["id"], *row))
+        for row in dump["attempts"]:
+            query(url, "INSERT INTO run_attempts VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (run["id"], *row))
+    assert query(url, "SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
+
+
+@pytest.fixture
+def migrated_from_3(store_url, tmp_path, monkeypatch):
+    """A store written at schema 3, then opened by this code (its opener owns it, so it migrates on open):
+    ``(url, the runs as dumped before, the paused run's id)``."""
+    dumps, paused = _runs_of_every_shape(tmp_path)
+    _written_at_schema_3(store_url, dumps, monkeypatch)
+    store = open_store(store_url)
+    assert store.migrated_from == 3
+    store.close()
+    return store_url, dumps, paused
+
+
+def test_a_store_migrated_from_schema_3_reads_every_runs_input_and_output_as_it_was(migrated_from_3):
+    url, dumps, _ = migrated_from_3
+    store = open_store(url)
+    for dump in dumps:
+        run = store.get_run(dump["run"]["id"])
+        for name in ("input", "output"):
+            blob = dump["run"][name]
+            assert getattr(run, name) == (None if blob is None else cbor2.loads(blob)), (run.id, name)
+        assert store.dump_run(run.id) == dump  # and an export of it carries them as before
+    store.close()
+
+
+def test_a_run_paused_at_schema_3_resumes_after_the_migration_with_its_input(migrated_from_3):
+    url, _, paused = migrated_from_3
+    sb = Sandbox(url)
+    sb.action(lambda x: x, name="pay", approval=True)
+    assert sb.resume(paused, True).output == {"paid": {"amount": 3}}
+    assert sb.run(paused).input == {"amount": 3}
+    sb.close()
+
+
+def test_the_migration_moves_the_values_out_of_the_runs_row(migrated_from_3):
+    url, dumps, _ = migrated_from_3
+    stored = sum(d["run"][n] is not None for d in dumps for n in ("input", "output"))
+    assert query(url, "SELECT COUNT(*) FROM run_values")[0][0] == stored
+    if is_postgres(url):
+        import psycopg
+
+        with psycopg.connect(url) as conn:
+            names = [c.name for c in conn.execute("SELECT * FROM runs LIMIT 0").description]
+    else:
+        names = [c[1] for c in query(url, "PRAGMA table_info(runs)")]
+    assert "input" not in names and "output" not in names
+
+
+def test_a_postgres_store_migrated_from_schema_3_announces_a_change_without_copying_the_row(
+    postgres_url, tmp_path, monkeypatch
+):
+    dumps, _ = _runs_of_every_shape(tmp_path)
+    _written_at_schema_3(postgres_url, dumps, monkeypatch)
+    store = open_store(postgres_url)
+    own = (
+        "SELECT prosrc FROM pg_proc WHERE proname = 'jupyter_sandbox_notify' "
+        "AND pronamespace = current_schema()::regnamespace"
+    )
+    assert "to_jsonb" not in query(postgres_url, own)[0][0]
+    with store.listen() as changes:
+        run = store.create_run(RunRow(id=new_run_id(), kind="workflow", status="created", input="x" * 10_000))
+        announced: set[str] = set()
+        for _ in range(HANG):
+            announced |= changes.wait(1.0)
+            if run.id in announced:
+                break
+    assert run.id in announced
+    store.close()

@@ -18,6 +18,7 @@ import cbor2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from store_backends import set_every_run
 
 from jupyter_sandbox import ActionInterrupt, ManualClock, Sandbox, SandboxError, StoreError
 
@@ -327,7 +328,7 @@ def test_a_runs_column_with_the_wrong_type_is_a_store_error_naming_it(template, 
 
 @pytest.mark.parametrize("column, value", RUN_BLOB_DAMAGE)
 def test_a_runs_blob_with_the_wrong_shape_is_a_store_error_naming_it(template, tmp_path, column, value):
-    sb, run_id = damaged(template, tmp_path, f"UPDATE runs SET {column} = ?", (cbor2.dumps(value),))
+    sb, run_id = damaged(template, tmp_path, set_every_run(column), (cbor2.dumps(value),))
     _assert_run_reads_name(sb, run_id, column)
 
 

@@ -16,6 +16,7 @@ import sys
 import textwrap
 import threading
 
+import cbor2
 import pytest
 from store_backends import query
 
@@ -214,6 +215,38 @@ def test_export_and_import_move_a_paused_run_to_another_store(program, tmp_path)
     assert calls == [3]
 
 
+def test_an_export_carries_a_runs_input_and_output_and_names_this_schema(sb, tmp_path):
+    given = {"doc": "é" * 3000, "n": [1, 2.5, None]}
+    result = sb.eval("return {echo: ctx.input}", input=given)
+    path = sb.export_run(result.run_id, tmp_path / "x.jsbx")
+    doc = cbor2.loads((tmp_path / "x.jsbx").read_bytes())
+    assert doc["schema"] == SCHEMA_VERSION
+    other = Sandbox(tmp_path / "other.sqlite")
+    run = other.run(other.import_run(path))
+    assert (run.input, run.output) == (given, {"echo": given})
+    other.close()
+
+
+def test_a_runs_output_updated_and_cleared_reads_back(sb):
+    run_id = sb.eval("return 1", input=[1]).run_id
+    sb.store.update_run(run_id, output={"later": True})
+    assert (sb.store.get_run(run_id).input, sb.store.get_run(run_id).output) == ([1], {"later": True})
+    sb.store.update_run(run_id, output=None, input=None)
+    assert (sb.store.get_run(run_id).input, sb.store.get_run(run_id).output) == (None, None)
+
+
+def test_a_resume_leaves_the_runs_input_unwritten(postgres_url):
+    sb = Sandbox(postgres_url)
+    sb.action(lambda x: x, name="pay", approval=True)
+    with pytest.raises(SandboxInterrupt) as info:
+        sb.eval("return await actions.pay(ctx.input.length)", input="x" * 100_000)
+    version = "SELECT xmin::text FROM run_values WHERE run_id = ? AND name = 'input'"  # the row's last writer
+    before = query(postgres_url, version, (info.value.run_id,))
+    assert sb.resume(info.value.run_id, True).output == 100_000  # claimed and ended
+    assert query(postgres_url, version, (info.value.run_id,)) == before != []
+    sb.close()
+
+
 def test_importing_twice_is_a_clear_error(sb, tmp_path):
     result = sb.eval("return 1")
     path = sb.export_run(result.run_id, tmp_path / "x.jsbx")
@@ -235,7 +268,7 @@ def test_the_store_is_a_wal_sqlite_file_with_the_documented_tables(tmp_path):
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"runs", "run_journal", "run_attempts", "signals", "meta"} <= tables
+    assert {"runs", "run_values", "run_journal", "run_attempts", "signals", "meta"} <= tables
     pk = [r[1] for r in db.execute("PRAGMA table_info(run_journal)") if r[5]]
     assert pk == ["run_id", "seq"]
 
@@ -248,7 +281,7 @@ def test_the_postgres_store_has_the_same_tables_and_journal_key(postgres_url):
             postgres_url, "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
         )
     }
-    assert {"runs", "run_journal", "run_attempts", "signals", "meta"} <= tables
+    assert {"runs", "run_values", "run_journal", "run_attempts", "signals", "meta"} <= tables
     pk = [
         r[0]
         for r in query(

@@ -1,4 +1,4 @@
-"""What every SQL backend shares: the runs table's columns, decoding a run row, and the lease rules.
+"""What every SQL backend shares: a run's columns and values, decoding a run row, and the lease rules.
 
 A claim is a lease: ``owner`` (host:pid:token), ``lease_until`` (seconds since
 the epoch, on the store's clock) and an epoch, which is the run's ``attempt``
@@ -30,6 +30,8 @@ __all__ = [
     "BLOBS",
     "COLUMNS",
     "Heartbeat",
+    "ROW",
+    "VALUES",
     "lease_held",
     "lease_lost",
     "lease_seconds",
@@ -61,6 +63,11 @@ COLUMNS = (
     "options",
     "lease_until",
 )
+
+# A run's values, rows of run_values (migrations step 4) rather than columns of runs: SQLite and PostgreSQL
+# rewrite a whole row on every UPDATE, and a run's row is updated at every claim, lease renewal and end.
+VALUES = ("input", "output")
+ROW = tuple(c for c in COLUMNS if c not in VALUES)  # the columns of the runs table itself
 
 ACTIVE: set[str] = set()  # runs this process is running right now (any store)
 

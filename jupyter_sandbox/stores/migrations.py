@@ -46,10 +46,31 @@ class Step:
     postgres: tuple[str, ...] = ()
 
 
+def _run_values(blob: str) -> tuple[str, ...]:
+    """Step 4 on one backend: a run's input and output move from its runs row to rows of their own."""
+    return (
+        f"CREATE TABLE run_values (run_id TEXT NOT NULL, name TEXT NOT NULL, value {blob} NOT NULL, "
+        "PRIMARY KEY (run_id, name))",
+        *(
+            f"INSERT INTO run_values (run_id, name, value) SELECT id, '{name}', {name} FROM runs "
+            f"WHERE {name} IS NOT NULL"
+            for name in ("input", "output")
+        ),
+        "ALTER TABLE runs DROP COLUMN input",
+        "ALTER TABLE runs DROP COLUMN output",
+    )
+
+
 BASE_VERSION = 2  # the version each backend's SCHEMA creates (PostgreSQL stores began here)
 STEPS: tuple[Step, ...] = (
     Step(2, "runs.lease_until (leases with an expiry)", sqlite=("ALTER TABLE runs ADD COLUMN lease_until REAL",)),
     Step(3, "scripts (saved scripts, versioned)", sqlite=(SQLITE_TABLE,), postgres=(POSTGRES_TABLE,)),
+    Step(
+        4,
+        "run_values (a run's input and output, out of its runs row)",
+        sqlite=_run_values("BLOB"),
+        postgres=_run_values("BYTEA"),
+    ),
 )
 SCHEMA_VERSION = STEPS[-1].version  # the version this jupyter_sandbox writes
 

@@ -40,9 +40,13 @@ SCHEMA = [  # the tables at migrations.BASE_VERSION; every later change is a mig
 # Changes announced to listeners: payload "schema run_id"; one channel for every schema (a listener filters).
 CHANNEL = "jupyter_sandbox"
 NOTIFY = [
+    # The run's id is read as a field: to_jsonb(NEW) would first copy every column of the row (once, a run's
+    # input and output). Each branch is planned only when it runs, so NEW.run_id is never read of a runs row.
     f"""CREATE OR REPLACE FUNCTION jupyter_sandbox_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE changed text;
         BEGIN
-            PERFORM pg_notify('{CHANNEL}', TG_TABLE_SCHEMA || ' ' || (to_jsonb(NEW) ->> TG_ARGV[0]));
+            IF TG_ARGV[0] = 'run_id' THEN changed := NEW.run_id; ELSE changed := NEW.id; END IF;
+            PERFORM pg_notify('{CHANNEL}', TG_TABLE_SCHEMA || ' ' || changed);
             RETURN NULL;
         END $$""",
     "CREATE TRIGGER runs_notify AFTER INSERT OR UPDATE ON runs FOR EACH ROW "

@@ -62,10 +62,12 @@ _TAKE = (
     f"{ATTEMPT_ROW} SELECT id, ?, ?, ?, ({FIRST_SEQ}) FROM claimed {RESTART}"
 )
 # An attempt's end in one statement (autocommitted, so one round trip): the run's new status, fenced on the
-# attempt that holds it; its last entries and its attempt row only if that update went in (or the store has
-# no such run: a check's scratch store). Returns whether they went in.
+# attempt that holds it; its values (its output), last entries and attempt row only if that update went in
+# (the entries and attempt row also when the store has no such run: a check's scratch store). Returns whether
+# they went in. A value is put (_END_PUTS) or, when None, removed (_END_DROPS) by a clause of its own.
 _END = (
     "WITH ended AS (UPDATE runs SET {sets} WHERE id = ? AND attempt = ? AND status = 'running' RETURNING id), "
+    "{values}"
     "kept AS (SELECT 1 FROM ended UNION ALL SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM runs WHERE id = ?)), "
     "entries AS (INSERT INTO run_journal (run_id, seq, kind, body) SELECT ?, x.seq, x.kind, x.body "
     "FROM unnest(?::bigint[], ?::text[], ?::bytea[]) AS x(seq, kind, body) WHERE EXISTS (SELECT 1 FROM kept)), "
@@ -73,6 +75,11 @@ _END = (
     "AND EXISTS (SELECT 1 FROM kept)) "
     "SELECT EXISTS (SELECT 1 FROM kept)"
 )
+_END_PUTS = (
+    "put_{name} AS (INSERT INTO run_values (run_id, name, value) SELECT id, '{name}', ? FROM ended "
+    "ON CONFLICT (run_id, name) DO UPDATE SET value = EXCLUDED.value), "
+)
+_END_DROPS = "drop_{name} AS (DELETE FROM run_values WHERE name = '{name}' AND run_id IN (SELECT id FROM ended)), "
 _STORED = "SELECT seq, body FROM run_journal WHERE run_id = %(run)s AND seq = ANY(%(seqs)s::bigint[])"
 _HAS_TRIGGER = "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'runs_notify' AND tgrelid = 'runs'::regclass)"
 
@@ -164,6 +171,8 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
                 if not scalar(conn, _HAS_TRIGGER):  # only once: a trigger change locks the table
                     for statement in NOTIFY:
                         conn.execute(statement)
+                elif done[0] != done[1]:  # the function's body may be newer; replacing it locks no table
+                    conn.execute(NOTIFY[0])
                 return done
         except psycopg.errors.InsufficientPrivilege as exc:
             raise migrations.out_of_date(self.path, version, self._why(exc)) from exc
@@ -269,7 +278,7 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
         self, conn: psycopg.Connection[Any], run_id: str, attempt: int, until: float, source_hash: str, clock: float
     ) -> None:
         claimed = {"status": "running", "owner": OWNER, "attempt": attempt, "wake_at": None, "lease_until": until}
-        values = assignments(claimed)
+        values, _ = assignments(claimed)  # (no run values)
         sql = render(_TAKE.format(sets=", ".join(f"{k} = ?" for k in values)), _PG)
         conn.execute(sql, (*values.values(), run_id, attempt, source_hash, clock, run_id))
 
@@ -278,10 +287,12 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
     ) -> None:
         """An attempt's end in one statement, so one round trip and one commit: the fence, the entries and
         the attempt's row (``_END``); refused as the shared path refuses it."""
-        values = assignments(ended)
-        sql = render(_END.format(sets=", ".join(f"{k} = ?" for k in values)), _PG)
+        row, blobs = assignments(ended)
+        puts = "".join((_END_DROPS if blob is None else _END_PUTS).format(name=name) for name, blob in blobs.items())
+        sql = render(_END.format(sets=", ".join(f"{k} = ?" for k in row), values=puts), _PG)
         seqs, kinds, bodies = [e.seq for e, _ in entries], [e.kind for e, _ in entries], [b for _, b in entries]
-        args = (*values.values(), run_id, attempt, run_id, run_id, seqs, kinds, bodies)
+        stored = [blob for blob in blobs.values() if blob is not None]  # a removal binds nothing
+        args = (*row.values(), run_id, attempt, *stored, run_id, run_id, seqs, kinds, bodies)
         with self._conn() as conn:
             if not scalar(conn, sql, (*args, time.time(), ended["status"], replayed, run_id, attempt)):
                 raise self._refused(conn, run_id, attempt)

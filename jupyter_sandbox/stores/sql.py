@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 import cbor2
@@ -18,7 +19,7 @@ import cbor2
 from ..errors import RunBusyError, RunNotFound, RunStateError, StoreError
 from . import migrations
 from .base import OWNER, RunRow
-from .common import ACTIVE, BLOBS, COLUMNS, Heartbeat, lease_held, lease_lost, run_from_values
+from .common import ACTIVE, BLOBS, COLUMNS, ROW, VALUES, Heartbeat, lease_held, lease_lost, run_from_values
 from .dialect import C, by_run_id, scalar
 from .rows import Entry, RunStatus, decode_journal, decode_value
 from .scripts import ScriptsTable
@@ -27,7 +28,15 @@ from .signals import JOURNAL_BYTES, PENDING, SignalsTable
 __all__ = ["ATTEMPT_ROW", "DUE", "FIRST_SEQ", "RESERVE_DUE", "RESTART", "SQLStore", "assignments", "due_order"]
 
 
-_RUN = ", ".join(COLUMNS)
+# A run's columns in COLUMNS' order, each value read from its row of run_values (none: NULL, as a column read).
+_RUN = ", ".join(
+    f"(SELECT value FROM run_values WHERE run_id = runs.id AND name = '{c}')" if c in VALUES else c for c in COLUMNS
+)
+_PUT_VALUE = (
+    "INSERT INTO run_values (run_id, name, value) VALUES (?, ?, ?) "
+    "ON CONFLICT (run_id, name) DO UPDATE SET value = EXCLUDED.value"
+)
+_DROP_VALUE = "DELETE FROM run_values WHERE run_id = ? AND name = ?"
 _SELECT_RUN = f"SELECT {_RUN}, {{now}} FROM runs"  # the clock read with the row: the lease is judged by it
 _ATTEMPT = ("n", "source_hash", "started", "ended", "outcome", "replayed", "first_seq")
 _ATTEMPTS = ", ".join(_ATTEMPT)
@@ -57,15 +66,17 @@ def due_order(rows: list[tuple[Any, ...]]) -> list[str]:
     return [r[0] for r in sorted(rows, key=lambda r: (r[1] != "parked", r[2] or 0.0, r[3] or 0.0))]
 
 
-def assignments(fields: dict[str, Any]) -> dict[str, Any]:
-    """The values an ``UPDATE runs`` sets for ``fields``, blobs in CBOR, ``updated`` now; refused names
-    that are not the table's own (they go into the statement)."""
+def assignments(fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str, bytes | None]]:
+    """What an update of ``fields`` writes: the columns ``UPDATE runs`` sets (blobs in CBOR, ``updated`` now),
+    and the run's values among them (CBOR; None: the value's row removed). Names that are not a run's own
+    are refused (they go into the statement)."""
     unknown = set(fields) - set(COLUMNS)
     if unknown:
         raise StoreError(f"runs have no column {sorted(unknown)[0]!r}")
-    values = {k: cbor2.dumps(v) if k in BLOBS and v is not None else v for k, v in fields.items()}
-    values["updated"] = time.time()
-    return values
+    encoded = {k: cbor2.dumps(v) if k in BLOBS and v is not None else v for k, v in fields.items()}
+    row = {k: v for k, v in encoded.items() if k not in VALUES}
+    row["updated"] = time.time()
+    return row, {k: v for k, v in encoded.items() if k in VALUES}
 
 
 def run_from_row(row: tuple[Any, ...]) -> RunRow:
@@ -127,17 +138,33 @@ class SQLStore(ScriptsTable, SignalsTable[C]):
         now = time.time()
         run.created = run.created or now
         run.updated = now
-        with self._statement() as conn:
+        with self._writing(any(getattr(run, v) is not None for v in VALUES)) as conn:
             self._insert_run(conn, {c: getattr(run, c) for c in COLUMNS}, encode=True)
         return run
 
+    def _writing(self, statements: bool) -> AbstractContextManager[C]:
+        """A connection for a write: one transaction when it takes more than one statement (a run's values too)."""
+        return self._tx() if statements else self._statement()
+
     def _insert_run(self, conn: C, values: dict[str, Any], *, encode: bool) -> None:
-        cols = [c for c in COLUMNS if c in values]
-        args = [cbor2.dumps(values[c]) if encode and c in BLOBS and values[c] is not None else values[c] for c in cols]
+        def stored(c: str) -> Any:
+            return cbor2.dumps(values[c]) if encode and c in BLOBS and values[c] is not None else values[c]
+
+        cols = [c for c in ROW if c in values]
         try:
-            conn.execute(self._sql(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"), args)
+            sql = f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
+            conn.execute(self._sql(sql), [stored(c) for c in cols])
         except self.dialect.duplicate as exc:
             raise StoreError(f"a run {values['id']} already exists in {self.path}", path=self.path) from exc
+        self._put_values(conn, values["id"], {v: stored(v) for v in VALUES if values.get(v) is not None})
+
+    def _put_values(self, conn: C, run_id: str, values: dict[str, bytes | None]) -> None:
+        """Write a run's values (CBOR) to run_values in ``conn``'s transaction; a None removes the value's row."""
+        for name, blob in values.items():
+            if blob is None:
+                conn.execute(self._sql(_DROP_VALUE), (run_id, name))
+            else:
+                conn.execute(self._sql(_PUT_VALUE), (run_id, name, blob))
 
     @by_run_id()
     def get_run(self, run_id: str) -> RunRow:
@@ -165,14 +192,18 @@ class SQLStore(ScriptsTable, SignalsTable[C]):
         return [r[0] for r in self._read(self._sql("SELECT id FROM runs WHERE parent = ? ORDER BY created"), (run_id,))]
 
     def update_run(self, run_id: str, **fields: Any) -> None:
-        with self._statement() as conn:
+        with self._writing(any(v in fields for v in VALUES)) as conn:
             self._update(conn, run_id, fields)
 
     def _update(self, conn: C, run_id: str, fields: dict[str, Any], where: str = "", args: tuple[Any, ...] = ()) -> int:
-        values = assignments(fields)
-        sets = ", ".join(f"{k} = ?" for k in values)
+        """Update the run's row (and its values' rows, once the row matched ``where``); the rows matched."""
+        row, values = assignments(fields)
+        sets = ", ".join(f"{k} = ?" for k in row)
         sql = self._sql(f"UPDATE runs SET {sets} WHERE id = ?{where}")
-        return conn.execute(sql, (*values.values(), run_id, *args)).rowcount
+        changed = conn.execute(sql, (*row.values(), run_id, *args)).rowcount
+        if changed:
+            self._put_values(conn, run_id, values)
+        return int(changed)
 
     # -- attempts: the compare-and-set that lets exactly one resume proceed --------
 
