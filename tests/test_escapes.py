@@ -13,7 +13,7 @@ network.
 A probe that currently finds something is marked ``xfail(strict=True)`` with
 ``BUG: ...``: it asserts the correct behaviour and flips when the engine is fixed.
 
-Where the realm comes from: ``jupyter_sandbox/engine/realm.py`` + ``js/prelude.js``.
+Where the realm comes from: ``jupyter_sandbox/engine/realm.py`` + the prelude's parts in ``engine/js/``.
 """
 
 from __future__ import annotations

@@ -48,9 +48,26 @@ _FRAME = re.compile(r"<input>:(\d+):(\d+)")
 _SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
+# The prelude's parts, one concern a file, in the order they are joined into one function scope (a part may
+# call a function of a later one: only top-level code runs at evaluation, and it reads what is above it).
+PRELUDE_PARTS = (
+    "textcodec.js",
+    "dateparse.js",
+    "date.js",
+    "prelude.js",
+    "canon.js",
+    "queue.js",
+    "replay.js",
+    "settle.js",
+    "limits.js",
+    "ctx.js",
+    "world.js",
+    "host.js",
+)
+
+
 def _prelude_source() -> str:
-    names = ("textcodec.js", "dateparse.js", "date.js", "prelude.js")
-    parts = [(_JS / name).read_text(encoding="utf-8") for name in names]
+    parts = [(_JS / name).read_text(encoding="utf-8") for name in PRELUDE_PARTS]
     return "(function () {\n" + "\n".join(parts) + "\n})();\n"
 
 
