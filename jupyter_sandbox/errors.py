@@ -233,6 +233,7 @@ LIMITS = (
     "console",
     "nesting",
     "schema-size",
+    "schema-depth",
 )
 
 
@@ -243,7 +244,8 @@ class LimitExceeded(SandboxError):
     ``fuel-exhausted``, ``journal-cap``, ``generations`` (continueAsNew
     successors in one call), ``console`` (lines or bytes of console output in
     one attempt), ``nesting`` (scripts started from ``async def`` actions, one
-    inside another), ``schema-size`` (a saved script's schema, refused at save); ``value`` is the bound.
+    inside another), ``schema-size`` (a saved script's schema, refused at save), ``schema-depth`` (a
+    schema nested too deep, refused where it enters); ``value`` is the bound.
     The kernel, the Sandbox and the store are unharmed.
     """
 

@@ -8,7 +8,6 @@ from the store before each attempt and declares them with their schemas.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -16,8 +15,9 @@ from .actions import Action
 from .engine.realm import compile_error
 from .errors import LimitExceeded, RegistrationError, RunStateError, SandboxError
 from .naming import SAVED_NAMESPACE, check_action_name, check_name
+from .schema_limits import bounded_schema, check_schema_depth
 from .stores.scripts import SavedScript
-from .values import MAX_SCHEMA_BYTES, MAX_SCHEMA_OBJECTS, json_copy
+from .values import json_copy
 
 if TYPE_CHECKING:
     from .engine.runs import Engine
@@ -64,7 +64,9 @@ def save(
     about: dict[str, Any] = {"description": description}
     for key, schema in (("input_schema", input_schema), ("output_schema", output_schema)):
         if schema is not None:
-            about[key] = _bounded(json_copy(_schema(schema), f"the script's {key}"), name, key)
+            given, what = _schema(schema), f"the {key} of script {name!r}"
+            check_schema_depth(given, what)  # first: the copy would refuse one past 256 levels as not JSON
+            about[key] = bounded_schema(json_copy(given, f"the script's {key}"), what)
     # unusable: refused, unsaved; usable: the spec the action is registered with (checked once, here)
     spec = _spec(full, description, about.get("input_schema"), about.get("output_schema"))
     if run is not None:
@@ -180,7 +182,8 @@ def _spec(full: str, description: str | None, input_schema: Any, output_schema: 
 
 def _action(full: str, script: SavedScript, spec: Any = None) -> Action:
     if spec is None:  # one stored by another process (or version): bounded and checked here as at its save
-        schemas = [_bounded(script.about.get(k), script.name, k) for k in ("input_schema", "output_schema")]
+        keys = ("input_schema", "output_schema")
+        schemas = [bounded_schema(script.about.get(k), f"the {k} of script {script.name!r}") for k in keys]
         spec = _spec(full, script.description, *schemas)
     return Action(
         full, _saved, description=script.description, spec=spec, saved=script.name, saved_version=_live_version(script)
@@ -195,42 +198,6 @@ def _live_version(script: SavedScript) -> int:
 def removed(action: Action) -> bool:
     """A saved script since removed: still callable by the runs that recorded it, declared no more."""
     return action.saved is not None and action.saved_version == 0
-
-
-def _bounded(schema: Any, name: str, key: str) -> Any:
-    """``schema`` if its JSON is within ``MAX_SCHEMA_BYTES`` and it holds at most ``MAX_SCHEMA_OBJECTS`` objects;
-    else ``LimitExceeded("schema-size")``, before any check."""
-    size = len(json.dumps(schema, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-    if size > MAX_SCHEMA_BYTES:
-        raise LimitExceeded(
-            "schema-size",
-            f"the {key} of script {name!r} is {size:,} bytes of JSON; the limit is {MAX_SCHEMA_BYTES:,} bytes "
-            f"({MAX_SCHEMA_BYTES // 1024} KiB): describe the input and output, not every value they may take",
-            value=MAX_SCHEMA_BYTES,
-        )
-    objects = _objects(schema)
-    if objects > MAX_SCHEMA_OBJECTS:
-        raise LimitExceeded(
-            "schema-size",
-            f"the {key} of script {name!r} has {objects:,} JSON objects (subschemas); the limit is "
-            f"{MAX_SCHEMA_OBJECTS:,}, since checking each against JSON Schema's meta-schema costs most of a "
-            "millisecond: describe the input and output, not every value they may take (an enum is one object)",
-            value=MAX_SCHEMA_OBJECTS,
-        )
-    return schema
-
-
-def _objects(schema: Any) -> int:
-    """How many JSON objects ``schema`` holds, itself included (a walk without recursion: any depth)."""
-    count, stack = 0, [schema]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
-            count += 1
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
-    return count
 
 
 def _schema(schema: Any) -> Any:

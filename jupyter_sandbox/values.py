@@ -26,17 +26,9 @@ from pydantic_core import to_json as _to_json
 
 from .errors import InvalidValue
 
-__all__ = ["MAX_DEPTH", "MAX_SCHEMA_OBJECTS", "detach", "json_and_copy", "json_copy", "to_json", "well_formed"]
+__all__ = ["MAX_DEPTH", "detach", "json_and_copy", "json_copy", "to_json", "well_formed"]
 
 MAX_DEPTH = 256  # below the 400 levels the journal's CBOR decoder reads back
-# A saved script's input or output schema, as JSON: checking one against JSON Schema's meta-schema costs
-# about a millisecond per property, so an unbounded one (megabytes) would hold a save, and every process that
-# registers it, for many seconds; real schemas are a few KiB.
-MAX_SCHEMA_BYTES = 64 * 1024
-# ...and its JSON objects (each subschema is one): the meta-schema check (JSON Schema 2020-12, whose
-# $dynamicRef is resolved again at every subschema) costs most of a millisecond per subschema, so the ~4,000
-# `{"const": n}` branches that fit in 64 KiB held a save for seconds; 500 hold it well under one.
-MAX_SCHEMA_OBJECTS = 500
 # A run of as many digits as the largest double has (maybe past it), looked for in the UTF-8 text with every
 # ASCII digit made "0" and every other byte " ": bytes.translate and a substring search run at memory speed,
 # where a regex for \d{309} steps through a 30 MB text in seconds. (Numbers in JSON are ASCII digits.)

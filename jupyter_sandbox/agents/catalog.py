@@ -40,6 +40,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ..actions import Action
 from ..errors import InputInvalid, InvalidValue, RegistrationError
+from ..schema_limits import check_schema_depth
 from .input_issues import MAX_ISSUES, check_schema, input_location, issue_path
 from .validators import fields_validator, output_schema_of, schema_validator, type_validator
 
@@ -136,6 +137,8 @@ def spec_of(action: Action) -> ActionSpec:
 
 def spec_for(fn: Callable[..., Any], name: str, *, input_schema: Any = None, output_schema: Any = None) -> ActionSpec:
     """Derive ``fn``'s entry from its signature, type hints and docstring; explicit schemas win."""
+    for key, given in (("input_schema", input_schema), ("output_schema", output_schema)):
+        check_schema_depth(given, f"the {key} of action {name}")  # before the checks that recurse through it
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):

@@ -21,7 +21,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..actions import Action
-from ..errors import RegistrationError, ToolFailed
+from ..errors import LimitExceeded, RegistrationError, ToolFailed
+from ..schema_limits import check_schema_depth
 from .catalog import ActionSpec
 from .input_issues import check_schema
 from .mcp_session import McpServer
@@ -142,8 +143,15 @@ def _spec(action_name: str, tool: Any, approval: bool) -> ActionSpec:
 
     description = tool.description or tool.title or None
     output_schema = tool.output_schema if isinstance(tool.output_schema, dict) else None
+    if output_schema is not None:
+        try:
+            check_schema_depth(output_schema, "its outputSchema")
+        except LimitExceeded as exc:
+            warnings.warn(f"action {action_name}: its output is undeclared ({exc})", stacklevel=4)
+            output_schema = None
     schema = tool.input_schema
     try:
+        check_schema_depth(schema, "its inputSchema")
         cls = validators.validator_for(schema)
         cls.check_schema(schema)
         checker = cls(schema)
