@@ -10,9 +10,7 @@
 
 from __future__ import annotations
 
-import getpass
 import os
-import socket
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any, cast
@@ -29,13 +27,13 @@ from .engine.nesting import nested
 from .engine.realm import Limits
 from .engine.rollback import rejection_with_rollback
 from .engine.runs import Engine
-from .errors import RegistrationError, RunNotFound, RunStateError, SandboxClosed, StoreError
-from .naming import check_action_name, check_name
+from .errors import SandboxClosed, StoreError
+from .registering import action_decorator, agent_decorator, check_addable
 from .results import CheckReport, RollbackResult, RunInfo, RunResult, status_word, stored_status
+from .run_arguments import answers_of, check_arguments, checked_save, default_identity, is_stored_run, who
 from .stores import Store, open_store, portable
 from .stores.rows import RunStatus
 from .stores.sqlite import SQLiteStore
-from .values import json_copy
 
 __all__ = ["Sandbox"]
 
@@ -115,25 +113,17 @@ class Sandbox:
         The action gets its own copy of each input and answer.
         ``revert(input, result)`` undoes a completed call: ``rollback(run_id)`` runs it (README "Code mode").
         """
-        if revert is not None and not callable(revert):
-            raise TypeError(f"revert= must be a callable revert(input, result), got {type(revert).__name__}")
-
-        if not isinstance(approval, bool) and not callable(approval):
-            raise TypeError(f"approval is True, False or a callable of the input, got {approval!r:.60}")
-
-        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self._refuse_if_closed()
-            if not callable(fn):
-                raise RegistrationError(f"an action must be a callable, got {type(fn).__name__}")
-            action_name = check_action_name(_name_of(fn, name, "action"), self._engine.actions)
-            spec = None
-            if input_schema is not None or output_schema is not None or getattr(fn, "__annotations__", None):
-                from .agents.catalog import spec_for  # pydantic is loaded only for typed actions
-
-                spec = spec_for(fn, action_name, input_schema=input_schema, output_schema=output_schema)
-            self.add_action(Action(action_name, fn, approval=approval, timeout=timeout, spec=spec, revert=revert))
-            return fn
-
+        register = action_decorator(
+            self._engine,
+            self._refuse_if_closed,
+            self.add_action,
+            name,
+            approval=approval,
+            timeout=timeout,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            revert=revert,
+        )
         return register(fn) if fn is not None else register
 
     def add_action(self, action: Action) -> None:
@@ -149,29 +139,12 @@ class Sandbox:
         {'server': 'files'}
         """
         self._refuse_if_closed()
-        if not isinstance(action, Action):
-            raise RegistrationError(
-                f"add_action takes an Action (jupyter_sandbox.actions.Action), got {type(action).__name__} "
-                f"{action!r:.60}; register a function with sb.action(fn, name=...)"
-            )
-        if action.saved is not None:
-            raise RegistrationError(
-                f"action {action.name!r}: saved= is the store's (a saved script is registered from it, as "
-                "scripts.NAME); use sb.save_script(name, source) to keep a script"
-            )
+        check_addable(action)
         self._engine.register_action(action)
 
     def agent(self, fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
         """Register a Python agent: ``ctx.agent({agent: NAME, input})`` runs it as a child run."""
-
-        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self._refuse_if_closed()
-            if not callable(fn):
-                raise RegistrationError(f"an agent must be a callable, got {type(fn).__name__}")
-            agent_name = check_name(_name_of(fn, name, "agent"), self._engine.agents, "agent")
-            self._engine.agents[agent_name] = Action(agent_name, fn)
-            return fn
-
+        register = agent_decorator(self._engine, self._refuse_if_closed, name)
         return register(fn) if fn is not None else register
 
     def mcp(
@@ -412,40 +385,16 @@ class Sandbox:
         observer: Observer | None,
         save: dict[str, Any] | None = None,
     ) -> RunResult:
-        _check_arguments(name=name, actions=actions, limits=limits)
-        if save is not None:  # kept on the run (its options), so whichever process completes it saves
-            save = json_copy(save, "eval's save=")
-            if not isinstance(save, dict) or not isinstance(save.get("name"), str):
-                raise TypeError(f"save= is {{name, description?, input_schema?, output_schema?}}, got {save!r:.80}")
-        answers = _answers(resume)
+        check_arguments(name=name, actions=actions, limits=limits)
+        save = checked_save(save)
+        answers = answers_of(resume)
         answers.by, answers.via, answers.process = self._who("api").values()
         run_id = getattr(call_log, "run_id", None)
         with nested():  # an async action awaiting this counts one level (docs: README, "Limits")
-            if isinstance(call_log, CallLog) and run_id and self._owns(run_id, call_log):
+            if isinstance(call_log, CallLog) and run_id and is_stored_run(self.store, self._engine, run_id, call_log):
                 return await self._engine.resume(run_id, answers, source=source, observer=observer, limits=limits)
             request = StartRequest(source, input, name, strict, actions, limits, call_log, answers, observer, save)
             return await self._engine.start(request)
-
-    def _owns(self, run_id: str, call_log: CallLog) -> bool:
-        """Whether the call log is this store's record of that run (then resume it from the full journal).
-
-        A call log from a run that has moved on since (answered already: a
-        second click) is refused rather than replayed into a new run, which
-        would execute the answered call a second time.
-        """
-        try:
-            status = self.store.get_run(run_id).status
-        except RunNotFound:
-            return False  # another store's run: resume from the call log alone
-        if list(call_log) == self._engine.call_log(run_id):
-            return True
-        raise RunStateError(
-            f"this call log is from run {run_id}, which has moved on since (it is {status} now); "
-            f"resume it with sb.resume({run_id!r}, ...), or pass list(call_log) to start a new "
-            "run from the call log alone",
-            run_id=run_id,
-            status=status,
-        )
 
     def resume(
         self,
@@ -489,10 +438,7 @@ class Sandbox:
         return self._loop.run(self._engine.resume(run_id, given, source=source, observer=observer, force=force))
 
     def _who(self, channel: str) -> dict[str, Any]:
-        """Who answers, how and from where: the fields an answer entry records."""
-        if not isinstance(channel, str) or not channel:
-            raise TypeError(f"channel names how the answer came (a string), got {channel!r:.60}")
-        return {"by": self.identity, "via": channel, "process": f"{socket.gethostname()}:{os.getpid()}"}
+        return who(self.identity, channel)
 
     def signal(self, run_id: str, event: Any) -> RunResult | None:
         """Send an event to a run; delivered exactly once to a matching ``ctx.waitForEvent``.
@@ -743,18 +689,6 @@ class Sandbox:
         self.close()
 
 
-def default_identity() -> str:
-    """Who answers when ``Sandbox(identity=...)`` is not given: the JupyterHub user, else ``user@host``."""
-    hub = os.environ.get("JUPYTERHUB_USER", "").strip()
-    if hub:
-        return hub
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):  # no name for this uid (a container)
-        user = f"uid{os.getuid()}" if hasattr(os, "getuid") else "user"
-    return f"{user}@{socket.gethostname()}"
-
-
 def _chosen(registered: dict[str, Action], actions: Iterable[str] | None) -> list[str]:
     """The names asked for (every registered action when None), sorted; an unknown name is a KeyError naming it."""
     names = sorted(registered) if actions is None else list(actions)
@@ -762,47 +696,6 @@ def _chosen(registered: dict[str, Action], actions: Iterable[str] | None) -> lis
     if unknown:
         raise KeyError(f"no action named {unknown[0]!r} is registered (available: {', '.join(sorted(registered))})")
     return names
-
-
-def _name_of(fn: Callable[..., Any], name: Any, what: str) -> Any:
-    """The name to register ``fn`` under: ``name=``, else the function's own (a lambda's is refused by the rule)."""
-    if name is not None:
-        return name
-    own = getattr(fn, "__name__", None)
-    if own is None:
-        raise RegistrationError(f"this {what} ({type(fn).__name__}) has no __name__: register it with name=...")
-    return own
-
-
-def _check_arguments(*, name: Any, actions: Any, limits: Any) -> None:
-    """Arguments checked where they enter, with the one at fault named."""
-    if name is not None and not isinstance(name, str):
-        raise TypeError(f"name must be a string, got {type(name).__name__}")
-    if actions is not None and (
-        not isinstance(actions, (list, tuple, set, frozenset)) or not all(isinstance(a, str) for a in actions)
-    ):
-        raise TypeError(f"actions must be a list of action names, got {actions!r:.80}")
-    if limits is not None and not isinstance(limits, Limits):
-        raise TypeError(f"limits must be a jupyter_sandbox.Limits, got {type(limits).__name__}")
-
-
-def _answers(resume: Resume | Iterable[Resume] | None) -> Answers:
-    answers = Answers()
-    if resume is None:
-        return answers
-    for item in [resume] if isinstance(resume, Resume) else resume:
-        if not isinstance(item, Resume):
-            raise TypeError(f"resume takes Resume(position=..., value=...) objects, got {type(item).__name__}")
-        if item.id is None and item.position is None:  # it would answer nothing
-            raise TypeError(
-                "a Resume passed to eval needs position= (SandboxInterrupt.position) or id= "
-                "(SandboxInterrupt.interrupts[i].id) to say which interrupt it answers"
-            )
-        if item.id is not None:
-            answers.by_id[item.id] = item.value
-        if item.position is not None:
-            answers.by_position[item.position] = item
-    return answers
 
 
 def _info(row: Any) -> RunInfo:
