@@ -171,7 +171,7 @@ def classify(action: Action, value: Any) -> Outcome:
         return Outcome("error", error={"name": "TypeError", "message": str(exc)})
     declared = action.spec
     if declared is not None and declared.output_schema is not None:
-        issues = declared.output_issues(plain)
+        issues = declared.output_issues(plain, text)
         if issues:
             first = issues[0]
             return Outcome(

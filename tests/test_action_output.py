@@ -34,7 +34,7 @@ def test_a_result_its_return_annotation_refuses_fails_the_call_naming_the_issue(
 
     outcome = classify(declared(count), "two")
     assert outcome.kind == "error" and outcome.error["name"] == "InvalidOutput"
-    assert outcome.error["issues"] == [{"path": "$", "message": "'two' is not of type 'integer'"}]
+    assert outcome.error["issues"] == [{"path": "$", "message": 'Input should be a valid integer (got "two")'}]
     assert "result returned a value its output_schema refuses" in outcome.error["message"]
 
 
@@ -71,7 +71,7 @@ def test_an_uncaught_refused_result_reaches_python_with_its_issues():
         with pytest.raises(ActionError) as info:
             sb.eval("return await actions.total()")
     assert info.value.action == "total"
-    assert info.value.issues == [{"path": "$.total", "message": "'many' is not of type 'integer'"}]
+    assert info.value.issues == [{"path": "$.total", "message": 'Input should be a valid integer (got "many")'}]
 
 
 def test_a_refused_result_is_journaled_and_replayed_without_calling_again():
@@ -95,7 +95,7 @@ def test_a_refused_result_is_journaled_and_replayed_without_calling_again():
         with pytest.raises(SandboxInterrupt) as paused:
             sb.eval(script)
         assert sb.resume(paused.value.run_id, True).output == [
-            {"path": "$", "message": "'two' is not of type 'integer'"}
+            {"path": "$", "message": 'Input should be a valid integer (got "two")'}
         ]
     assert calls == [1]
 

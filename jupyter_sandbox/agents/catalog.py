@@ -42,7 +42,7 @@ from ..actions import Action
 from ..errors import InputInvalid, InvalidValue, RegistrationError
 from ..schema_limits import check_schema_depth
 from .input_issues import MAX_ISSUES, check_schema, input_location, issue_path
-from .validators import fields_validator, output_schema_of, schema_validator, type_validator
+from .validators import CheckOutput, fields_validator, output_check, output_schema_of, schema_validator, type_validator
 
 __all__ = [
     "ActionSpec",
@@ -74,7 +74,7 @@ class ActionSpec:
     _bind: Callable[[Any], tuple[tuple, dict]] = field(default=lambda value: ((value,), {}), repr=False)
     _dump: Callable[[Any], Any] | None = field(default=None, repr=False)
     _keywords: tuple[str, ...] = field(default=(), repr=False)  # fields mode: the parameters the input's keys fill
-    _returns: Any = field(default=None, repr=False)  # the output schema's validator, built at its first use
+    _check_output: CheckOutput | None = field(default=None, repr=False)  # from the type or schema declared
 
     @property
     def checks(self) -> bool:
@@ -89,24 +89,21 @@ class ActionSpec:
         """The function's positional and keyword arguments for a validated input."""
         return self._bind(value)
 
-    def output_issues(self, value: Any) -> list[dict[str, str]]:
-        """The issues ``value`` meets as this action's result: ``[]`` when it fits ``output_schema`` (or none
-        is declared). What a saved script's caller is promised (``saved.py``).
+    def output_issues(self, value: Any, text: str | None = None) -> list[dict[str, str]]:
+        """The issues ``value`` (JSON values; ``text``, its JSON, when at hand) meets as this action's result:
+        ``[]`` when it fits ``output_schema`` (or none is declared). What the declarations promise a script's
+        author (``calling.classify``) and a saved script's caller (``saved.py``).
 
-        >>> spec_for(lambda: 0, "n", output_schema=int).output_issues("two")[0]["message"]
+        >>> spec_for(lambda: 0, "n", output_schema={"type": "integer"}).output_issues("two")[0]["message"]
         "'two' is not of type 'integer'"
         """
         if self.output_schema is None:
             return []
-        if self._returns is None:
-            from jsonschema import validators
-
-            self._returns = validators.validator_for(self.output_schema)(self.output_schema)
-        try:
-            check_schema(self._returns, value)
-        except InputInvalid as exc:
-            return exc.issues
-        return []
+        if self._check_output is None:  # an entry built with its schema alone (an MCP tool's)
+            self._check_output = output_check(self.output_schema)
+            if self._check_output is None:
+                return []
+        return self._check_output(value, text)
 
     def dump(self, value: Any) -> Any:
         """A returned value as JSON values (models, dataclasses, datetimes, enums, UUIDs converted by pydantic)."""
@@ -168,6 +165,7 @@ def spec_for(fn: Callable[..., Any], name: str, *, input_schema: Any = None, out
         try:
             spec.output_schema = TypeAdapter(returned).json_schema(mode="serialization")
             spec._dump = to_jsonable_python  # by the value's own type, with aliases as the schema names them
+            spec._check_output = output_check(returned)
         except Exception as exc:
             _unchecked(name, "its output is undeclared", exc)
     try:  # explicit schemas were asked for: one that does not work is an error
@@ -246,3 +244,4 @@ def _explicit_input(spec: ActionSpec, schema: Any) -> None:
 
 def _explicit_output(spec: ActionSpec, schema: Any) -> None:
     spec.output_schema, spec._dump = output_schema_of(schema), to_jsonable_python
+    spec._check_output = output_check(schema)

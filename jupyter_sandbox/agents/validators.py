@@ -1,8 +1,10 @@
-"""The checks an action's input meets, built from a type (pydantic) or a JSON Schema (jsonschema).
+"""The checks an action's input and output meet, built from a type (pydantic) or a JSON Schema (jsonschema).
 
-Each builder returns the schema the catalog declares and the function that checks an input against it: the
-value the action receives, or ``InputInvalid`` with every issue (``input_issues``). Which one serves an
-action, and how the checked value becomes the function's arguments, is the catalog's (``catalog.spec_for``).
+Each input builder returns the schema the catalog declares and the function that checks an input against
+it: the value the action receives, or ``InputInvalid`` with every issue (``input_issues``). Each output
+builder returns the function that gives the issues of a returned value (as JSON) against the declared output
+schema. Which one serves an action, and how the checked value becomes the function's arguments, is the
+catalog's (``catalog.spec_for``).
 
 >>> schema, validate = type_validator(int)
 >>> schema, validate("3")
@@ -18,12 +20,24 @@ from typing import Any
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from ..errors import InputInvalid
+from ..values import to_json
 from .input_issues import check_schema, pydantic_issues
 
-__all__ = ["check_usable", "fields_validator", "output_schema_of", "schema_validator", "type_validator"]
+__all__ = [
+    "CheckOutput",
+    "check_usable",
+    "fields_validator",
+    "output_check",
+    "output_schema_of",
+    "schema_output_check",
+    "schema_validator",
+    "type_validator",
+]
 
 Validate = Callable[[Any], Any]
 Bind = Callable[[Any], tuple[tuple, dict]]
+# The issues of a returned value (JSON values), given with its JSON text when the caller has it; [] if it fits.
+CheckOutput = Callable[[Any, "str | None"], list[dict[str, str]]]
 
 
 def type_validator(annotation: Any) -> tuple[dict[str, Any], Validate]:
@@ -96,6 +110,50 @@ def output_schema_of(declared: Any) -> dict[str, Any]:
         check_usable(validators.validator_for(declared), declared)
         return declared
     return TypeAdapter(declared).json_schema(mode="serialization")
+
+
+def output_check(declared: Any) -> CheckOutput | None:
+    """The check of a returned value against ``declared``: a JSON Schema (``schema_output_check``) or a type.
+
+    A type's check is pydantic's, strict, of the value's JSON (what the script receives), so it agrees with
+    the type's serialization schema the catalog declares, at pydantic-core's speed and without importing
+    ``jsonschema``. ``Any`` (the empty schema) checks nothing: None.
+
+    >>> output_check(int)("two", None)[0]["message"]
+    'Input should be a valid integer (got "two")'
+    """
+    if isinstance(declared, dict):
+        return schema_output_check(declared) if declared else None
+    adapter = TypeAdapter(declared)
+    if not adapter.json_schema(mode="serialization"):
+        return None
+
+    def issues(value: Any, text: str | None) -> list[dict[str, str]]:
+        try:
+            adapter.validate_json(to_json(value, "the value returned") if text is None else text, strict=True)
+        except ValidationError as exc:
+            return pydantic_issues(exc, value)
+        return []
+
+    return issues
+
+
+def schema_output_check(schema: dict[str, Any]) -> CheckOutput:
+    """The check of a returned value against a JSON Schema (its validator built at the first check)."""
+    checker: list[Any] = []
+
+    def issues(value: Any, text: str | None) -> list[dict[str, str]]:
+        if not checker:
+            from jsonschema import validators
+
+            checker.append(validators.validator_for(schema)(schema))
+        try:
+            check_schema(checker[0], value)
+        except InputInvalid as exc:
+            return exc.issues
+        return []
+
+    return issues
 
 
 def check_usable(cls: Any, schema: dict[str, Any]) -> None:
