@@ -489,14 +489,20 @@ class RunCancelled(SandboxError):
 
 
 class RunStateError(SandboxError):
-    """The run is not in a state that allows the operation (for example resuming a finished run)."""
+    """The run is not in a state that allows the operation (for example resuming a finished run).
 
-    def __init__(self, message: str, *, run_id: str, status: str | None = None):
-        self.run_id, self.status = run_id, status
+    ``answered``: for an answer that came after another answered its interrupt (a race lost), that answer as
+    the journal records it (``id``, ``name``, ``by``, ``via``, ``process``, ``answered_at``, ``approved``...);
+    else None.
+    """
+
+    def __init__(self, message: str, *, run_id: str, status: str | None = None, answered: dict[str, Any] | None = None):
+        self.run_id, self.status, self.answered = run_id, status, answered
         super().__init__(message)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "run_id": self.run_id, "status": self.status}
+        extra = {"answered": self.answered} if self.answered is not None else {}
+        return {**super().to_dict(), "run_id": self.run_id, "status": self.status, **extra}
 
 
 class RunBusyError(RunStateError):
@@ -517,10 +523,17 @@ class UnaddressedAnswer(RunStateError, ValueError):
     """
 
     def __init__(
-        self, message: str, *, run_id: str, status: str | None, unaddressed: list[str], open: list[dict[str, Any]]
+        self,
+        message: str,
+        *,
+        run_id: str,
+        status: str | None,
+        unaddressed: list[str],
+        open: list[dict[str, Any]],
+        answered: dict[str, Any] | None = None,
     ):
         self.unaddressed, self.open = unaddressed, open
-        super().__init__(message, run_id=run_id, status=status)
+        super().__init__(message, run_id=run_id, status=status, answered=answered)
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "unaddressed": self.unaddressed, "open": self.open}

@@ -100,7 +100,7 @@ def _held_finish(self, *args, **kwargs):  # type: ignore[no-untyped-def]
 def main() -> None:
     SQLStore.claim = _held_claim  # type: ignore[method-assign]
     SQLStore.finish_attempt = _held_finish  # type: ignore[method-assign]
-    sb = register(Sandbox(sys.argv[1]), sys.argv[2])
+    sb = register(Sandbox(sys.argv[1], identity="peer"), sys.argv[2])  # (the loser is told who won: "peer")
     for line in sys.stdin:
         command = json.loads(line)
         _hold["point"] = command.get("hold")

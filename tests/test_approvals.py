@@ -258,7 +258,7 @@ def test_a_decided_interrupt_is_not_decided_again(store_url, tmp_path):
     assert subprocess.run([sys.executable, "-c", crash], cwd=ROOT, timeout=120).returncode == 3
     with Sandbox(store_url) as sb:
         _payer(sb, [])
-        with pytest.raises(RunStateError, match="already approved by"):
+        with pytest.raises(RunStateError, match=r"was already answered by .* UTC: approved; resume without an answer"):
             sb.resume(paused.run_id, answers={paused.interrupts[0].id: False})
 
 

@@ -3,7 +3,8 @@
 A peer process (``decision_peer.py``) approves, rejects, resumes or rolls back a paused run and is held at a
 chosen point (before its attempt takes the run, just after, before the attempt's last write) while this
 process decides the same run; then it goes on. Over every pair of decisions and every point, on an SQLite
-file and on PostgreSQL: exactly one decision is recorded and the other gets a clear error naming the run;
+file and on PostgreSQL: exactly one decision is recorded and the other gets a clear error naming the run (a
+decision that lost, unless the winner still holds the run, is told who won: "already answered by peer");
 ``pay`` runs at most once (and its revert at most once, only after it ran); the run ends completed or
 rolled back, never stuck; a completed run's journal replays, and a later decision is refused, unrun.
 (A signal against a resume or a park: ``test_signal_delivery.py``.)
@@ -14,13 +15,14 @@ from __future__ import annotations
 import collections
 
 import pytest
-from decision_peer import SCRIPT, outcome, register
+from decision_peer import SCRIPT, decide, outcome, register
 from examples import scaled
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from peer_process import Peer
 
 from jupyter_sandbox import RunStateError, Sandbox, SandboxInterrupt
+from jupyter_sandbox.errors import UnaddressedAnswer
 
 DECISIONS = ("approve", "reject", "approve_by_id", "reject_rollback")
 OPS = (*DECISIONS, "rollback")
@@ -52,7 +54,7 @@ def shared(request, tmp_path):
     store = str(tmp_path / "runs.sqlite") if request.param == "sqlite" else request.getfixturevalue("postgres_url")
     effects = tmp_path / "effects.txt"
     effects.touch()
-    sb = register(Sandbox(store), str(effects))
+    sb = register(Sandbox(store, identity="own"), str(effects))
     peer = Peer("decision_peer.py", store, str(effects))
     yield sb, peer, effects
     peer.close()
@@ -89,6 +91,9 @@ def test_two_processes_deciding_one_run_record_one_decision_and_run_nothing_twic
     assert len(answers) + len(rejections) == len(decisions) <= 1, (results, answers)  # exactly one decision wins
     if peer_op in DECISIONS and own_op in DECISIONS:
         assert len(decisions) == 1, results
+        winner = "peer" if _decided(results[0]) else "own"
+        for lost in (r for r in results if not _decided(r) and r["outcome"] != "RunBusyError"):
+            assert f"was already answered by {winner} via api at " in lost["message"], (results, winner)
     assert ran["pay"] <= 1 and ran["refund"] <= ran["pay"], ran  # nothing runs twice; a revert only after
     assert run.status in ("completed", "rolled_back"), (run.status, results)
     if run.status == "rolled_back":
@@ -102,3 +107,55 @@ def test_two_processes_deciding_one_run_record_one_decision_and_run_nothing_twic
     with pytest.raises(RunStateError, match="is completed"):  # a late third decision is refused, unrun
         sb.resume(run_id, True)
     assert collections.Counter(effects.read_text().split()) - before == ran
+
+
+@pytest.mark.parametrize(
+    ("won", "lost", "said"),
+    [
+        ("approve", "approve", "approved"),
+        ("reject", "approve", "rejected"),
+        ("approve", "reject_rollback", "approved"),
+        ("approve_by_id", "reject", "approved"),
+        ("reject_rollback", "approve_by_id", "rejected and rolled back"),
+    ],
+)
+def test_an_answer_that_lost_the_race_is_told_who_won_how_and_when_and_changes_nothing(tmp_path, won, lost, said):
+    store, effects = str(tmp_path / "runs.sqlite"), str(tmp_path / "effects.txt")
+    ada, bob = (register(Sandbox(store, identity=who), effects) for who in ("ada", "bob"))
+    with pytest.raises(SandboxInterrupt) as info:
+        ada.eval(SCRIPT)
+    run_id = info.value.run_id
+    assert outcome(ada, won, run_id)["outcome"] in ("completed", "rolled_back")
+    before = ada.run(run_id)
+    with pytest.raises(RunStateError) as refused:  # (the class it always was: the message says more)
+        decide(bob, lost, run_id)
+    message, answered = str(refused.value), refused.value.answered
+    assert message.startswith(f"run {run_id}: interrupt {run_id}:0 ('pay') was already answered by ada via api at ")
+    assert f" UTC: {said}" in message and "not recorded" in message and "no open interrupt" not in message
+    assert answered["id"] == f"{run_id}:0" and answered["by"] == "ada" and answered["via"] == "api"
+    assert answered["approved"] is won.startswith("approve") and isinstance(answered["answered_at"], float)
+    assert refused.value.to_dict()["answered"] == answered
+    after = bob.run(run_id)  # the loser recorded nothing
+    assert (after.status, after.entries, after.output) == (before.status, before.entries, before.output)
+    bob.close()
+    ada.close()
+
+
+def test_an_answer_by_id_to_an_interrupt_answered_meanwhile_names_that_answer_and_the_one_still_open(tmp_path):
+    store, effects = str(tmp_path / "runs.sqlite"), str(tmp_path / "effects.txt")
+    ada, bob = (register(Sandbox(store, identity=who), effects) for who in ("ada", "bob"))
+    with pytest.raises(SandboxInterrupt) as info:
+        ada.eval("await actions.pay({total: 1}); return await actions.pay({total: 2})")
+    run_id = info.value.run_id
+    with pytest.raises(SandboxInterrupt):  # ada approves the first; the run asks for the second
+        ada.resume(run_id, answers={f"{run_id}:0": True}, channel="card")
+    with pytest.raises(UnaddressedAnswer) as refused:  # bob's card still showed the first
+        bob.resume(run_id, answers={f"{run_id}:0": False}, channel="card")
+    assert str(refused.value).startswith(
+        f"run {run_id}: interrupt {run_id}:0 ('pay') was already answered by ada via card at "
+    )
+    assert f"Open interrupts: 'pay' at position 1 (id {run_id}:1)" in str(refused.value)
+    assert refused.value.answered["approved"] is True and refused.value.unaddressed == [f"id '{run_id}:0'"]
+    assert [e["by"] for e in bob.run(run_id).entries if e["kind"] == "answer"] == ["ada"]
+    bob.close()
+    ada.close()

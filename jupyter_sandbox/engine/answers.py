@@ -29,6 +29,7 @@ from ..actions import Resume
 from ..decisions import Approve, Decision, Edit, Reject, as_json, decision
 from ..errors import AnswerRefused, Interrupt, InvalidValue, RunStateError, UnaddressedAnswer
 from ..values import json_copy
+from .answered import EarlierAnswer, earlier_answer
 from .journal import Journal
 
 __all__ = ["NO_ANSWER", "Answers", "answer_for", "recorded_decision"]
@@ -146,12 +147,15 @@ class Answers:
                 open=open_,
             )
         if stray:
+            lost = [key for key in self.by_id if key not in ids]  # answered meanwhile, perhaps: then say by whom
+            earlier = earlier_answer(journal, run_id, lost) if lost else None
             raise UnaddressedAnswer(
-                _unaddressed_message(run_id, status, stray, open_),
+                _unaddressed_message(run_id, status, stray, open_, earlier),
                 run_id=run_id,
                 status=status,
                 unaddressed=stray,
                 open=open_,
+                answered=earlier.record if earlier is not None else None,
             )
         self.settle_first(journal)
 
@@ -197,15 +201,14 @@ class Answers:
         for interrupt, value in self.addressed(journal, run_id):
             if interrupt.approval:
                 decision(value, run_id=run_id, status=status, what=f"the approval of {interrupt.name!r}")
-                decided = journal.decisions.get(interrupt.position)
-                if decided is not None and interrupt.run_id == run_id:
+                if interrupt.position in journal.decisions and interrupt.run_id == run_id:
+                    earlier = earlier_answer(journal, run_id, [interrupt.id])
                     raise RunStateError(
-                        f"run {run_id}: {interrupt.name!r} at position {interrupt.position} was already "
-                        f"{'approved' if decided.body.get('approved') else 'rejected'}"
-                        + (f" by {decided.body['by']}" if decided.body.get("by") else "")
-                        + "; resume without an answer to carry that decision out",
+                        f"{earlier.text if earlier else f'run {run_id}: {interrupt.id} was already answered'}; "
+                        "resume without an answer to carry that decision out",
                         run_id=run_id,
                         status=status,
+                        answered=earlier.record if earlier else None,
                     )
             if not can_answer(interrupt.name):
                 raise RunStateError(
@@ -314,10 +317,19 @@ def open_interrupts(journal: Journal) -> list[dict[str, Any]]:
     ]
 
 
-def _unaddressed_message(run_id: str, status: str | None, stray: list[str], open_: list[dict[str, Any]]) -> str:
+def _unaddressed_message(
+    run_id: str, status: str | None, stray: list[str], open_: list[dict[str, Any]], earlier: EarlierAnswer | None
+) -> str:
     head = f"run {run_id}: {_and(stray)} {'answers' if len(stray) == 1 else 'answer'} nothing"
+    if earlier is not None:  # a race lost: the answer that won, not "no open interrupt"
+        head = f"{earlier.text}; this answer was not recorded"
     if not open_:
-        return f"{head}: the run ({status}) has no open interrupt; resume it without an answer"
+        state = f" ({status})" if status else ""
+        return (
+            head
+            if earlier is not None
+            else f"{head}: the run{state} has no open interrupt; resume it without an answer"
+        )
     listed = "; ".join(_listed(item) for item in open_)
     return f"{head}. Open interrupts: {listed}. Answer one with Resume(position=...) or answers={{id: ...}}"
 

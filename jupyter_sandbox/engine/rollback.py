@@ -20,11 +20,12 @@ from typing import Any, Protocol
 
 from ..actions import Action, Resume
 from ..calling import describe_exception, run_threaded
-from ..errors import AnswerRefused, Interrupt, RunNotFound, RunStateError
+from ..errors import AnswerRefused, Interrupt, RunBusyError, RunNotFound, RunStateError
 from ..results import RollbackResult
 from ..stores.base import RunRow, Store
 from ..stores.rows import RunStatus
 from ..values import detach, to_json
+from .answered import earlier_answer
 from .answers import Answers
 from .journal import Journal, JournalWriter
 from .realm import Limits
@@ -122,7 +123,14 @@ async def _roll_back_run(
     # A rejection takes only a run its approval can still be open in: one that completed meanwhile (the
     # approval won, in another process) is refused by the claim itself, atomically
     allowed = REJECT_FROM if rejecting is not None else ROLLBACK_FROM
-    number = store.claim(run.id, allowed, source_hash=run.source_hash or "")
+    try:
+        number = store.claim(run.id, allowed, source_hash=run.source_hash or "")
+    except RunBusyError:
+        raise
+    except RunStateError:
+        if rejecting is not None:  # the approval won: say whose it was
+            _refuse_a_late_rejection(run, Journal(store.entries(run.id)), rejecting)
+        raise
     try:
         journal = Journal(store.entries(run.id))
         if rejecting is not None:  # (decided or rolled back by another since the answer was admitted)
@@ -176,6 +184,14 @@ def _refuse_a_late_rejection(run: RunRow, journal: Journal, rejected: str) -> No
     """A rejection that arrives once its interrupt was decided (an approval carried out) or the run rolled back
     (another click, another process) decides nothing: it is refused, as a second answer to an approval is,
     rather than rolling back what the approval did or reporting the rollback as its own."""
+    won = earlier_answer(journal, run.id, [rejected])  # another answer to it (or this very rejection) came first
+    if won is not None:
+        raise RunStateError(
+            f"{won.text}: this rejection was not recorded and nothing was rolled back",
+            run_id=run.id,
+            status=run.status,
+            answered=won.record,
+        )
     earlier = next((e for e in journal.entries if e.kind == "rollback"), None)
     if earlier is not None:
         by = f" by {earlier.body['by']}" if earlier.body.get("by") else ""
@@ -341,6 +357,9 @@ def rejection_with_rollback(
     if reading(value)[0]:
         pending = engine.pending(run_id)
         if not pending:
+            won = earlier_answer(Journal(engine.store.entries(run_id)), run_id)  # the answer that closed it, if any
+            if won is not None:
+                raise RunStateError(f"{won.text}: this rejection was not recorded", run_id=run_id, answered=won.record)
             raise RunStateError(f"run {run_id} has no open interrupt to reject", run_id=run_id)
         if pending[0].id not in asks:
             return pending[0].id or "", reading(value)[1]

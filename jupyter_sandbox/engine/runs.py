@@ -36,6 +36,7 @@ from ..stores.base import RunRow, Store, new_run_id, source_hash
 from ..stores.rows import ENDED, RunStatus
 from ..values import json_and_copy, json_copy
 from . import children
+from .answered import earlier_answer
 from .answers import NO_ANSWER, Answers
 from .attempt import Attempt, AttemptRequest, AttemptResult, Observer, StartRequest
 from .clock import Clock, SystemClock
@@ -192,17 +193,19 @@ class Engine:
                 status=run.status,
             )
         if run.status in ("completed", "continued"):
-            raise RunStateError(
+            raise self._refusal(
+                run_id,
+                run.status,
+                answers,
                 f"run {run_id} is {run.status}; use check() to replay it or fork() to try another answer",
-                run_id=run_id,
-                status=run.status,
             )
         if run.options.get("rollback"):
-            raise RunStateError(
+            raise self._refusal(
+                run_id,
+                run.status,
+                answers,
                 f"run {run_id} is rolled back or being rolled back; it never resumes (rollback() finishes "
                 "a rollback that stopped half-way; fork() tries the run again)",
-                run_id=run_id,
-                status=run.status,
             )
         read = None
         if answers.given():  # every answer must reach an open interrupt; checked before anything changes
@@ -227,6 +230,17 @@ class Engine:
             if edited and not isinstance(exc, (SandboxInterrupt, RunParked)):
                 self.store.update_run(run_id, source=before[0], source_hash=before[1])
             raise
+
+    def _refusal(self, run_id: str, status: str | None, answers: Answers, why: str) -> RunStateError:
+        """Why a resume is refused: ``why``, led by whose answer won when ``answers`` came after another answer
+        to their interrupt (two clicks, two processes): the loser is told that, not only that the run moved on."""
+        earlier = None
+        if answers.given():
+            earlier = earlier_answer(Journal(self.store.entries(run_id)), run_id, list(answers.by_id))
+        if earlier is None:
+            return RunStateError(why, run_id=run_id, status=status)
+        text = f"{earlier.text}. This answer was not recorded: {why}"
+        return RunStateError(text, run_id=run_id, status=status, answered=earlier.record)
 
     def admit(self, answers: Answers, journal: Journal, run_id: str, status: str | None) -> None:
         """Refuse what this process cannot answer as given (``Answers.admit``), then take the store's
@@ -300,7 +314,12 @@ class Engine:
         """
         run, answers, read = request.run, request.answers, request.read
         allowed: tuple[RunStatus, ...] = ("created",) if run.status == "created" else RESUMABLE
-        number = self.store.claim(run.id, allowed, source_hash=run.source_hash or "", force=request.force)
+        try:
+            number = self.store.claim(run.id, allowed, source_hash=run.source_hash or "", force=request.force)
+        except RunBusyError:
+            raise  # (another attempt holds the run: the answer it carries may not be recorded yet)
+        except RunStateError as refused:  # it finished meanwhile: another answer, perhaps, won the race
+            raise self._refusal(run.id, refused.status, answers, str(refused)) from None
         try:
             size = self.store.journal_bytes(run.id)
             journal = read[0] if read is not None and read[1] == size else Journal(self.store.entries(run.id))
