@@ -159,3 +159,25 @@ def test_an_answer_by_id_to_an_interrupt_answered_meanwhile_names_that_answer_an
     assert [e["by"] for e in bob.run(run_id).entries if e["kind"] == "answer"] == ["ada"]
     bob.close()
     ada.close()
+
+
+@pytest.mark.parametrize("lost", ["approve", "reject", "approve_by_id"])
+def test_a_decision_held_before_its_claim_while_another_decides_and_the_run_asks_again_is_told_who_won(shared, lost):
+    # The peer's answer is admitted (its interrupt open), then held; this process approves, and the run pauses
+    # at its second call. The peer then claims the run: its answer reaches nothing and it is told so.
+    sb, peer, effects = shared
+    with pytest.raises(SandboxInterrupt) as info:
+        sb.eval("const a = await actions.pay({total: 5}); return [a, await actions.pay({total: 6})]")
+    run_id = info.value.run_id
+    peers, own = interleave(sb, peer, run_id, lost, "approve", "claim")
+    assert own["outcome"] == "SandboxInterrupt", own  # approved; the run asks for the second call
+    assert peers["outcome"] == "RunStateError", peers
+    assert peers["message"].startswith(f"run {run_id}: interrupt {run_id}:0 ('pay') was already answered by own ")
+    assert (
+        "UTC: approved. This answer was not recorded; the run went on without it and is interrupted"
+        in (peers["message"])
+    )
+    run = sb.run(run_id)
+    assert [(e["id"], e["by"]) for e in run.entries if e["kind"] == "answer"] == [(f"{run_id}:0", "own")]
+    assert [p["id"] for p in run.pending] == [f"{run_id}:1"] and effects.read_text().split() == ["pay"]
+    assert sb.resume(run_id, True).output == [{"paid": 5}, {"paid": 6}]  # the run still waits, answerable

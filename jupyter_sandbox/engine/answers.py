@@ -63,6 +63,7 @@ class Answers:
     via: str | None = None  # the channel: card, magic, api, tool, mcp:CLIENT
     process: str | None = None  # the kernel or process the answer came from
     stamp: dict[str, Any] = field(default_factory=dict)  # the store's witness: answered_at, role (PostgreSQL)
+    lost: EarlierAnswer | None = None  # another's answer that came first, found once the run was claimed
 
     @classmethod
     def of(cls, answers: Any, **who: Any) -> Answers:
@@ -278,6 +279,16 @@ class Answers:
                 unaddressed=stray,
                 open=[{"position": s, "ids": [], "name": None} for s in slots],
             )
+
+    def drop_lost(self, admitted: Journal, claimed: Journal, run_id: str) -> None:
+        """Drop each answer that another resume beat to its interrupt: answered in ``claimed`` (the journal as
+        read once the run was claimed), not in ``admitted`` (the one these answers were admitted against).
+        ``lost`` keeps the first such answer, reported once the run has gone on without them."""
+        for key in list(self.by_id):
+            earlier = earlier_answer(claimed, run_id, [key])
+            if earlier is not None and earlier_answer(admitted, run_id, [key]) is None:
+                del self.by_id[key]
+                self.lost = self.lost or earlier
 
     def settle_first(self, journal: Journal) -> None:
         """Turn ``first`` into an answer by id, now that the journal is at hand."""

@@ -278,6 +278,14 @@ class Engine:
         result, run, run_ids = await self.run_chain(request)
         if result.status == "completed" and self.completed is not None:
             self.completed(run)
+        lost = request.answers.lost
+        if lost is not None:  # the run went on (as a resume without that answer would): the loser is told so
+            raise RunStateError(
+                f"{lost.text}. This answer was not recorded; the run went on without it and is {result.status}",
+                run_id=run.id,
+                status=result.status,
+                answered=lost.record,
+            )
         return self._conclude(run, result, run_ids)
 
     async def run_chain(self, request: AttemptRequest) -> tuple[AttemptResult, RunRow, list[str]]:
@@ -326,6 +334,8 @@ class Engine:
         except SandboxError:  # a journal that does not read (damaged): this process holds nothing
             self.store.release(run.id)
             raise
+        if read is not None and journal is not read[0]:  # another process wrote in between: an answer, perhaps
+            answers.drop_lost(read[0], journal, run.id)
         answers.settle_first(journal)
         runner = Runner(
             self._attempt_of(
