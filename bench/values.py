@@ -18,10 +18,13 @@ the rounds interleaved so every row sees the same load:
 * ``an action's result into the realm``: ``return (await actions.big()).length`` with ``big`` returning the
   value, less the same with a small one.
 
-Each row's ratio is to ``JSON.parse`` (into the realm) or ``JSON.stringify`` (out of it); target ≤ 3×. One more
-row, ``SQLite: a run row holding the value, written 3 times``, is not a target but what a run's input costs
-in the store: SQLite rewrites a whole row (its overflow pages too) on every ``UPDATE``, and a run's row is
-written when it is created, claimed and finished.
+Each row's ratio is to ``JSON.parse`` (into the realm) or ``JSON.stringify`` (out of it); target ≤ 3×. Every row
+is timed in wall time and in the process's CPU time (every thread, the engine's too): on a shared machine the
+first stretches with the other work, the second far less. Two more
+rows are not targets but what a run's input costs in an in-memory SQLite table, its CBOR written when the run is
+created and the run's row then updated twice (its claim and its end): held in the run's row, as schema 3 kept it
+(SQLite rewrites a whole row, overflow pages too, on every ``UPDATE``, so the value is written 3 times), and in a
+row of its own, as the store keeps it since schema 4 (``run_values``: written once).
 Before each timed call, untimed: a garbage collection and, on Linux with glibc, ``malloc_trim(0)``, so the
 memory a previous call freed is given back and does not change what the next one's allocations cost.
 Writes ``bench/results/values.md`` (``--out`` elsewhere). Nothing here asserts a timing.
@@ -39,6 +42,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # measure this checkout
@@ -70,15 +74,27 @@ def _trimmer():
 _trim = _trimmer()
 
 
-def timed(fn) -> float:
+def timed(fn) -> Took:
     gc.collect()
     _trim()  # untimed, like the collection
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     fn()
-    return time.perf_counter() - start
+    return Took(time.perf_counter() - start, time.process_time() - cpu)
 
 
-def floors(text: str) -> tuple[float, float]:
+class Took(NamedTuple):
+    """Wall time and the process's CPU time (every thread: the engine's too), s. Other work on the machine
+    stretches the first (a thread waits for a core) far more than the second."""
+
+    wall: float
+    cpu: float
+
+    def __sub__(self, other: object) -> Took:
+        assert isinstance(other, Took)
+        return Took(self.wall - other.wall, self.cpu - other.cpu)
+
+
+def floors(text: str) -> tuple[Took, Took]:
     ctx = quickjs.Context()
     ctx.set_memory_limit(LIMITS.memory_bytes)
     ctx.eval("(s) => { globalThis.S = s; return 0 }")(text)
@@ -87,15 +103,20 @@ def floors(text: str) -> tuple[float, float]:
     return parse, stringify
 
 
-def row_writes(value: object) -> float:
-    """An in-memory SQLite row holding ``value``'s CBOR: inserted, then updated twice (a status column only)."""
+def row_writes(value: object, *, apart: bool) -> Took:
+    """An in-memory SQLite run holding ``value``'s CBOR, created, then updated twice (a status column only):
+    the value in the run's row (schema 3), or ``apart`` in a row of its own (schema 4's ``run_values``)."""
     import cbor2
 
     conn = sqlite3.connect(":memory:", isolation_level=None)
     conn.execute("CREATE TABLE runs (id TEXT PRIMARY KEY, status TEXT, input BLOB)")
+    conn.execute("CREATE TABLE run_values (run_id TEXT, name TEXT, value BLOB, PRIMARY KEY (run_id, name))")
 
     def write() -> None:
-        conn.execute("INSERT INTO runs VALUES ('r', 'created', ?)", (cbor2.dumps(value),))
+        blob = cbor2.dumps(value)
+        conn.execute("INSERT INTO runs VALUES ('r', 'created', ?)", (None if apart else blob,))
+        if apart:
+            conn.execute("INSERT INTO run_values VALUES ('r', 'input', ?)", (blob,))
         for status in ("running", "completed"):
             conn.execute("UPDATE runs SET status = ? WHERE id = 'r'", (status,))
 
@@ -114,7 +135,7 @@ def main(argv: list[str]) -> str:
     big = value(count)
     text = json.dumps(big)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    rows: dict[str, list[float]] = {k: [] for k in ("parse", "stringify", "rows", "input", "output", "action")}
+    rows: dict[str, list[Took]] = {k: [] for k in ("parse", "stringify", "row", "apart", "input", "output", "action")}
     with Sandbox(limits=LIMITS) as sb:
         sb.action(lambda: big, name="big")
         sb.action(lambda: [], name="small")
@@ -123,7 +144,8 @@ def main(argv: list[str]) -> str:
             parse, stringify = floors(text)
             rows["parse"].append(parse)
             rows["stringify"].append(stringify)
-            rows["rows"].append(row_writes(big) - row_writes([]))
+            for layout, apart in (("row", False), ("apart", True)):
+                rows[layout].append(row_writes(big, apart=apart) - row_writes([], apart=apart))
             rows["input"].append(
                 timed(lambda: sb.eval("return ctx.input.length", input=big))
                 - timed(lambda: sb.eval("return ctx.input.length", input=[]))
@@ -137,24 +159,28 @@ def main(argv: list[str]) -> str:
                 timed(lambda: sb.eval("return (await actions.big()).length"))
                 - timed(lambda: sb.eval("return (await actions.small()).length"))
             )
-    med = {k: statistics.median(v) * 1e3 for k, v in rows.items()}
+    med = {k: Took(*(statistics.median(getattr(t, f) for t in v) * 1e3 for f in Took._fields)) for k, v in rows.items()}
     table = [
-        ("floor: the realm's JSON.parse of the value", med["parse"], None),
-        ("floor: the realm's JSON.stringify of the value", med["stringify"], None),
-        ("SQLite: a run row holding the value, written 3 times (part of the input's row)", med["rows"], None),
-        ("input into the realm (sb.eval input=)", med["input"], med["input"] / med["parse"]),
-        ("result out of the realm (return value)", med["output"], med["output"] / med["stringify"]),
-        ("an action's result into the realm", med["action"], med["action"] / med["parse"]),
+        ("floor: the realm's JSON.parse of the value", "parse", None),
+        ("floor: the realm's JSON.stringify of the value", "stringify", None),
+        ("SQLite: the value in its run's row, written 3 times (schema 3)", "row", None),
+        ("SQLite: the value in a row of its own, written once (schema 4, as an input is now)", "apart", None),
+        ("input into the realm (sb.eval input=)", "input", "parse"),
+        ("result out of the realm (return value)", "output", "stringify"),
+        ("an action's result into the realm", "action", "parse"),
     ]
     lines = [
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.2f} at the start, "
         f"{os.getloadavg()[0]:.2f} at the end; a value of {len(text) / 1e6:.1f} MB of JSON "
         f"({count:,} strings of 1 KB), median of {args.repeat}",
         "",
-        "| case | median ms | × its floor (target ≤ 3) |",
-        "| --- | ---: | ---: |",
+        "| case | median ms | × its floor (target ≤ 3) | CPU ms | × its floor in CPU |",
+        "| --- | ---: | ---: | ---: | ---: |",
     ]
-    lines += [f"| {name} | {ms:.0f} | {'' if ratio is None else f'{ratio:.2f}'} |" for name, ms, ratio in table]
+    for name, key, floor in table:
+        wall, cpu = med[key]
+        ratios = ("", "") if floor is None else (f"{wall / med[floor].wall:.2f}", f"{cpu / med[floor].cpu:.2f}")
+        lines.append(f"| {name} | {wall:.0f} | {ratios[0]} | {cpu:.0f} | {ratios[1]} |")
     out = "\n".join(lines) + "\n"
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(out, encoding="utf-8")
