@@ -227,6 +227,17 @@ def test_an_export_carries_a_runs_input_and_output_and_names_this_schema(sb, tmp
     other.close()
 
 
+def test_an_export_written_at_schema_3_imports_with_its_input_and_output(sb, tmp_path):
+    result = sb.eval("return {echo: ctx.input}", input=[1, "two"])
+    sb.export_run(result.run_id, tmp_path / "x.jsbx")
+    doc = cbor2.loads((tmp_path / "x.jsbx").read_bytes())
+    (tmp_path / "old.jsbx").write_bytes(cbor2.dumps({**doc, "schema": 3}))  # the same shape: values in the run
+    other = Sandbox(tmp_path / "other.sqlite")
+    run = other.run(other.import_run(tmp_path / "old.jsbx"))
+    assert (run.input, run.output) == ([1, "two"], {"echo": [1, "two"]})
+    other.close()
+
+
 def test_a_runs_output_updated_and_cleared_reads_back(sb):
     run_id = sb.eval("return 1", input=[1]).run_id
     sb.store.update_run(run_id, output={"later": True})
