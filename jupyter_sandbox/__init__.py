@@ -6,8 +6,8 @@ Every effect is written to a journal, so a run can pause (an action needs a
 human) and resume later by replaying the journal: nothing recorded runs twice.
 
 >>> from jupyter_sandbox import Sandbox
->>> sb = Sandbox()
->>> sb.eval("return 1 + 1").output
+>>> with Sandbox() as sb:             # closed at the end of the block: its threads end
+...     sb.eval("return 1 + 1").output
 2
 
 In a notebook: ``%load_ext jupyter_sandbox`` then a ``%%sandbox`` cell.

@@ -12,6 +12,7 @@
 >>> pool = concurrent.futures.ThreadPoolExecutor(1)
 >>> asyncio.run(call_action(Action("double", lambda x: 2 * x), 21, None, pool, None)).value
 42
+>>> pool.shutdown()
 """
 
 from __future__ import annotations

@@ -137,6 +137,7 @@ class RollbackResult:
     deleting b
     deleting a
     'b'
+    >>> sb.close()
     """
 
     run_id: str

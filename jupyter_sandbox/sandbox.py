@@ -6,6 +6,7 @@
 ...     return pair[0] + pair[1]
 >>> sb.eval("return await actions.add([1, 2])").output
 3
+>>> sb.close()                           # or `with Sandbox() as sb:`
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class Sandbox:
     ``AnswerRefused`` and records nothing (README, "Who approves").
 
     >>> sb = Sandbox(identity="ada@lab", approvers=lambda who, via, it: via != "mcp:cursor")
+    >>> sb.close()
     """
 
     def __init__(
@@ -137,6 +139,7 @@ class Sandbox:
         >>> sb.add_action(Action("files.echo", lambda x: x, about={"server": "files"}))
         >>> sb.actions["files.echo"].about
         {'server': 'files'}
+        >>> sb.close()
         """
         self._refuse_if_closed()
         check_addable(action)
@@ -189,6 +192,7 @@ class Sandbox:
         >>> _ = sb.action(lambda x: x, name="echo")
         >>> sb.remove_action("echo"), "echo" in sb.actions
         (True, False)
+        >>> sb.close()
         """
         self._refuse_if_closed()
         return self._engine.actions.pop(name, None) is not None
@@ -216,6 +220,7 @@ class Sandbox:
         ...     return 2 * n
         >>> sb.input_issues("double", "two")[0]["path"]
         '$'
+        >>> sb.close()
         """
         from .agents.catalog import check_input, spec_of
 
@@ -272,6 +277,7 @@ class Sandbox:
         1
         >>> sb.eval("return await actions.scripts.double(21)").output
         42
+        >>> sb.close()
         """
         from .saved import save
 
@@ -306,6 +312,7 @@ class Sandbox:
         >>> run = sb.eval("return 1", save={"name": "one"})
         >>> sb.script_kept(run.run_id).version, sb.script_kept(run.run_id).version
         (1, 1)
+        >>> sb.close()
         """
         from .saved import kept
 
@@ -488,6 +495,7 @@ class Sandbox:
         >>> run = sb.eval("await actions.book(1); await actions.book(2)")
         >>> [item["input"] for item in sb.rollback(run.run_id).reverted], undone
         ([2, 1], [2, 1])
+        >>> sb.close()
         """
         return self._loop.run(self._engine.rollback(run_id, reason, who=self._who(channel)))
 
@@ -543,6 +551,7 @@ class Sandbox:
         >>> r = sb.eval("if (!ctx.input) await ctx.continueAsNew(1); return ctx.input")
         >>> sb.chain(r.run_ids[0]) == r.run_ids
         True
+        >>> sb.close()
         """
         chain = [run_id]
         row = self.store.get_run(run_id)
@@ -565,7 +574,8 @@ class Sandbox:
     def store_path(self) -> str:
         """The store's file path, or its URL without the password: what messages and run cards name it by.
 
-        >>> Sandbox().store_path
+        >>> with Sandbox() as sb:
+        ...     sb.store_path
         ':memory:'
         """
         return str(self._store.path)
@@ -577,6 +587,7 @@ class Sandbox:
         >>> sb = Sandbox()
         >>> sb.journal_bytes(sb.eval("console.log('hi')").run_id) > 0
         True
+        >>> sb.close()
         """
         return self.store.journal_bytes(run_id)
 
@@ -588,6 +599,7 @@ class Sandbox:
         >>> _ = sb.eval("return 1")
         >>> sb.change_counter() > before
         True
+        >>> sb.close()
         """
         return self.store.change_counter()
 
@@ -596,7 +608,8 @@ class Sandbox:
         """Whether the store is open and announces its changes (PostgreSQL's ``NOTIFY``): then ``listen()``
         works; otherwise a view polls ``change_counter()``.
 
-        >>> Sandbox().announces_changes
+        >>> with Sandbox() as sb:
+        ...     sb.announces_changes
         False
         """
         return callable(getattr(self._store, "listen", None)) and not getattr(self._store, "closed", False)

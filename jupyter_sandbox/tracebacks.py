@@ -64,7 +64,7 @@ def action_traceback(exc: BaseException) -> str | None:
 def cut_message(text: str) -> str:
     """``text`` when it has at most ``MAX_MESSAGE_CHARS`` characters, else its start and how much was cut.
 
-    >>> cut_message("x" * (MAX_MESSAGE_CHARS + 5))[-25:]
+    >>> cut_message("x" * (MAX_MESSAGE_CHARS + 5))[-26:]
     'x…[cut: 5 more characters]'
     """
     if len(text) <= MAX_MESSAGE_CHARS:

@@ -11,6 +11,7 @@ satisfies the protocol as it is (mypy checks it where a ``Sandbox`` is passed in
 >>> sb = Sandbox()
 >>> finished(sb, sb.eval("return 1").run_id)
 True
+>>> sb.close()
 """
 
 from __future__ import annotations

@@ -1,9 +1,22 @@
 """The sandbox as an agent's tool: the model writes a script, the tool runs it durably and says what happened.
 
+>>> from jupyter_sandbox import Sandbox
+>>> sb = Sandbox()
+>>> @sb.action
+... def add(pair: list[int]) -> int:
+...     return pair[0] + pair[1]
 >>> tool = sb.tool()                      # a SandboxTool over the sandbox's actions
->>> tool.anthropic()                      # or tool.openai(): the definition to hand the model
->>> result = tool.run(block.input)        # {"script": "...", "input": ...} from the model's tool call
->>> result.status, result.content         # "completed" / "paused" / "failed" ..., and the text for the model
+>>> tool.anthropic()["name"]              # or tool.openai(): the definition to hand the model
+'sandbox'
+>>> result = tool.run({"script": "return await actions.add([1, 2])"})    # the input of the model's tool call
+>>> result.status, result.output          # "completed" / "paused" / "failed" ..., and what the script returned
+('completed', 3)
+>>> print(result.content)                 # the text for the model  # doctest: +ELLIPSIS
+status: completed (run r-...)
+output:
+3
+<BLANKLINE>
+>>> sb.close()
 
 A ``paused`` result waits for a human (an approval): in a notebook it shows as
 the run's card, whose Approve button resumes the run; ``tool.result(run_id)``

@@ -2,8 +2,16 @@
 
 The text is the model's (the same on every machine); the fields are the program's.
 
->>> result = tool.run({"script": "return 1 + 1"})
->>> result.status, result.output, str(result)      # "completed", 2, and the text the model reads
+>>> from jupyter_sandbox import Sandbox
+>>> with Sandbox() as sb:
+...     result = sb.tool().run({"script": "return 1 + 1"})
+>>> result.status, result.output                   # the program's fields
+('completed', 2)
+>>> print(result)                                  # the text the model reads  # doctest: +ELLIPSIS
+status: completed (run r-...)
+output:
+2
+<BLANKLINE>
 """
 
 from __future__ import annotations

@@ -9,7 +9,22 @@ Each action's input and output schema is rendered by schema_types.py's
 ``Renderer``; the aliases of recursive types are shared, and merged where
 they read the same.
 
->>> print(declarations(sb.catalog()))     # what a model reads: the rules, then ``actions`` and ``ctx``
+>>> from jupyter_sandbox import Sandbox
+>>> with Sandbox() as sb:
+...     @sb.action
+...     def add(pair: list[int]) -> int:
+...         '''Add two numbers.'''
+...         return pair[0] + pair[1]
+...     world = declarations(sb.catalog())
+>>> print(world)            # what a model reads: the rules, then ``actions`` and ``ctx``  # doctest: +ELLIPSIS
+// The world of a sandbox script. ...
+declare const actions: {
+  /** Add two numbers. */
+  add(input: number[], options?: CallOptions): Promise<number>;
+};
+...
+declare const ctx: {
+...
 """
 
 from __future__ import annotations

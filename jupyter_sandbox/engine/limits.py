@@ -38,7 +38,9 @@ _CONSOLE = "`console` (even if the script catches the error `console.log` throws
 class Limits:
     """A run's bounds. Each is configurable (and a ``%%sandbox`` option).
 
-    >>> Limits(fuel_seconds=5.0, journal_entries=20_000)
+    >>> limits = Limits(fuel_seconds=5.0, journal_entries=20_000)
+    >>> limits.journal_entries, limits.journal_bytes    # the rest keep their defaults
+    (20000, 8388608)
     """
 
     source_bytes: int = _limit(256 * 1024, "bytes", "the script's source (UTF-8)", '`LimitExceeded("source-size")`')

@@ -26,6 +26,7 @@ class ActionPool(ThreadPoolExecutor):
     >>> pool = ActionPool(4)
     >>> pool.submit(sum, [1, 2]).result()
     3
+    >>> pool.shutdown()
     """
 
     def __init__(self, workers: int = WORKERS):

@@ -4,8 +4,21 @@ A click arrives from the labextension's comm (card_comm.py) or the widget view (
 and from ``RunCard.answer`` in a cell: each answers the interrupt only if it is still open in the store,
 with the same addressing, ``channel="card"``, and tells every card of the run as the resume goes.
 
->>> click(sb, run_id, {"type": "answer", "choice": "approve"})     # None: it went through
->>> answer_for({"approval": True}, "edit", {"to": "b@x"})          # {"approved": True, "input": {"to": "b@x"}}
+>>> from jupyter_sandbox import Sandbox, SandboxInterrupt
+>>> sb = Sandbox()
+>>> _ = sb.action(lambda msg: {"sent": msg["to"]}, name="send", approval=True)
+>>> try:
+...     sb.eval('return await actions.send({to: "a@x"})')
+... except SandboxInterrupt as paused:
+...     run_id = paused.run_id
+>>> click(sb, run_id, {"type": "answer", "choice": "approve"})     # None: it went through (the first open interrupt)
+>>> sb.status(run_id)
+'completed'
+>>> click(sb, run_id, {"type": "answer", "interrupt_id": f"{run_id}:0", "choice": "reject"})  # doctest: +ELLIPSIS
+'interrupt r-...:0 was already approved by ... via card: this answer was not given'
+>>> sb.close()
+>>> answer_for({"approval": True}, "edit", {"to": "b@x"})
+{'approved': True, 'input': {'to': 'b@x'}}
 """
 
 from __future__ import annotations

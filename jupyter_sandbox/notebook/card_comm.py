@@ -4,7 +4,9 @@ The renderer opens a comm to ``COMM_TARGET`` (registered by ``%load_ext``) with 
 the kernel answers with the card document and sends a new one whenever the run changes, and takes the
 renderer's clicks (card_clicks.py) and its request for the whole journal.
 
->>> register_comm_target(get_ipython())    # True in a kernel; a plain IPython shell has no comms
+>>> from IPython import get_ipython
+>>> register_comm_target(get_ipython())    # True in a kernel; False outside one (a plain IPython shell has no comms)
+False
 """
 
 from __future__ import annotations

@@ -3,8 +3,16 @@
 The session (session.py) keeps both; this module finds them by run and store, and ``publish`` redraws
 every one of them after the run changed in this kernel.
 
->>> publish(run_id, sb)        # a resume in this kernel: every card and renderer of the run shows it
->>> [card.run_id for card in cards(run_id)]
+>>> from jupyter_sandbox import Sandbox
+>>> from jupyter_sandbox.notebook.cards import RunCard
+>>> from jupyter_sandbox.notebook.session import close_session
+>>> sb = Sandbox()
+>>> run_id = sb.eval("return 1").run_id
+>>> card = RunCard(sb, run_id)      # a card of the run (``.show()`` displays it)
+>>> publish(run_id, sb)             # a resume in this kernel: every card and renderer of the run shows it
+>>> [(shown is card, shown.doc["status"]) for shown in cards(run_id)]
+[(True, 'completed')]
+>>> close_session(); sb.close()     # the session forgets its cards (``%unload_ext``)
 """
 
 from __future__ import annotations

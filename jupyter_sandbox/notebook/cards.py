@@ -22,8 +22,24 @@ bundle also carries an ipywidgets view of the card (card_widget.py), drawn by
 the same renderer; its clicks take the same path as the comm's (``click``:
 the same addressing, ``channel="card"``, the same approvers and identity).
 
->>> card = RunCard(sb, run_id).show()    # displayed, and redrawn as the run changes
->>> card.approve()                       # as its Approve button would: the run resumes
+>>> from jupyter_sandbox import Sandbox, SandboxInterrupt
+>>> sb = Sandbox()
+>>> @sb.action(approval=True)
+... def refund(order):
+...     return {"refunded": order}
+>>> try:
+...     sb.eval("return await actions.refund(7)")
+... except SandboxInterrupt as paused:
+...     card = RunCard(sb, paused.run_id)
+>>> card = card.show()      # displayed, and redrawn as the run changes: only a kernel draws it  # doctest: +SKIP
+>>> card.bundle()["text/plain"]         # the bundle's text, beside the card document and its HTML  # doctest: +ELLIPSIS
+'run r-... · paused · waiting for refund'
+>>> card.approve().output               # as its Approve button would: the run resumes
+{'refunded': 7}
+>>> card.doc["status"]
+'completed'
+>>> from jupyter_sandbox.notebook.session import close_session
+>>> close_session(); sb.close()         # the session forgets its cards (``%unload_ext``)
 """
 
 from __future__ import annotations

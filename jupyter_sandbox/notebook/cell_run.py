@@ -1,7 +1,17 @@
 """A run started from a cell (``%%sandbox``, or a ``%sandbox`` subcommand that resumes): its card shown as it
 goes, ``-o VAR`` filled when it completes, and a failure raised as the cell's error, without Python frames.
 
->>> show_run(magics, sb, "%%sandbox", lambda observer: sb.eval(script, observer=observer), out="result")
+In a kernel after ``%load_ext jupyter_sandbox`` (the card is displayed, which only a kernel draws):
+
+>>> magics = get_ipython().magics_manager.registry["SandboxMagics"]  # doctest: +SKIP
+>>> sb = magics.sandbox()  # doctest: +SKIP
+>>> start = lambda observer: sb.eval("return 1", observer=observer)  # doctest: +SKIP
+>>> show_run(magics, sb, "%%sandbox", start, out="result")  # doctest: +SKIP
+
+A failure is raised without our frames: IPython shows its ``_render_traceback_``, the message alone.
+
+>>> quiet(ValueError("the input must be JSON"))._render_traceback_()
+['ValueError: the input must be JSON']
 """
 
 from __future__ import annotations

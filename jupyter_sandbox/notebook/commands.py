@@ -9,7 +9,16 @@ the rest of the line as JSON, no quotes needed. A run a subcommand resumes is
 shown as a cell's is (cell_run.py); ``runs``, ``scripts`` and ``mcp`` have
 modules of their own.
 
->>> dispatch(magics, "resume my-run --answer true")    # what `%sandbox resume my-run --answer true` does
+>>> from jupyter_sandbox import Sandbox
+>>> with Sandbox() as sb:
+...     run_id = sb.eval("return 1", name="my-run").run_id
+...     resolve_run(sb, "my-run") == resolve_run(sb, run_id[:8]) == run_id
+True
+
+In a kernel after ``%load_ext jupyter_sandbox`` (the magics are the shell's, and the card is displayed):
+
+>>> magics = get_ipython().magics_manager.registry["SandboxMagics"]  # doctest: +SKIP
+>>> dispatch(magics, "resume my-run --answer true")  # `%sandbox resume my-run --answer true`  # doctest: +SKIP
 """
 
 from __future__ import annotations

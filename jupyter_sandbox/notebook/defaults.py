@@ -4,6 +4,10 @@
 >>> @jupyter_sandbox.action(approval=True)
 ... def send_email(msg):
 ...     return {"sent": msg["to"]}
+>>> "send_email" in jupyter_sandbox.default_sandbox().actions
+True
+>>> from jupyter_sandbox.notebook.session import close_session
+>>> close_session()      # what ``%unload_ext`` does: the Sandboxes close and the registrations are forgotten
 
 ``jupyter_sandbox.action`` registers on :func:`default_sandbox`, whose store is
 ``.sandbox/runs.sqlite`` under the current working directory (in a kernel: the
