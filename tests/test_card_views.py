@@ -16,7 +16,7 @@ from test_magic import FakeComm, attach, card, cell, ip, testing_shell  # noqa: 
 
 import jupyter_sandbox
 from jupyter_sandbox import ActionInterrupt, Limits, Sandbox
-from jupyter_sandbox.notebook import card_comm, current_session
+from jupyter_sandbox.notebook import card_clicks, card_comm, current_session
 from jupyter_sandbox.notebook import cards as card_registry
 from jupyter_sandbox.notebook.card_doc import INPUT, card_document
 from jupyter_sandbox.notebook.card_html import card_html
@@ -237,3 +237,11 @@ def test_a_renderer_of_a_cells_card_shows_what_that_card_shows(ip):  # noqa: F81
     assert comm.docs()[-1]["error_in_cell"] == 1  # the cell shows the error: the renderer does not repeat it
     other = attach(shown["run_id"])  # a saved card's renderer, no card of this kernel: the card shows the error
     assert other.docs()[-1]["error_in_cell"] is None
+
+
+def test_a_click_for_the_first_open_interrupt_when_none_is_open_says_so_and_answers_nothing():
+    with Sandbox() as sb:
+        run_id = sb.eval("return 1").run_id
+        notice = card_clicks.click(sb, run_id, {"type": "answer", "choice": "approve"})
+        assert notice == "no interrupt is open (the run is completed): nothing was answered"
+        assert card_document(sb, run_id)["answered"] == []

@@ -16,6 +16,8 @@ with the same addressing, ``channel="card"``, and tells every card of the run as
 'completed'
 >>> click(sb, run_id, {"type": "answer", "interrupt_id": f"{run_id}:0", "choice": "reject"})  # doctest: +ELLIPSIS
 'interrupt r-...:0 was already approved by ... via card: this answer was not given'
+>>> click(sb, run_id, {"type": "answer", "choice": "approve"})
+'no interrupt is open (the run is completed): nothing was answered'
 >>> sb.close()
 >>> answer_for({"approval": True}, "edit", {"to": "b@x"})
 {'approved': True, 'input': {'to': 'b@x'}}
@@ -93,6 +95,8 @@ def click(sb: SandboxLike, run_id: str, data: dict[str, Any]) -> str | None:
 
 def _not_open(sb: SandboxLike, run_id: str, interrupt_id: Any) -> str:
     doc = card_document(sb, run_id)
+    if interrupt_id is None:  # the click asked for the first open one
+        return f"no interrupt is open (the run is {doc.get('status')}): nothing was answered"
     done = next((a for a in doc.get("answered") or [] if a.get("id") == interrupt_id), None)
     if done is None:
         return f"interrupt {interrupt_id} is not open (the run is {doc.get('status')}): nothing was answered"
