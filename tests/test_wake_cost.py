@@ -75,3 +75,17 @@ def test_waking_a_due_timer_reads_the_run_once_and_commits_its_claim_and_end_in_
         assert counted["statements"] <= 1 + 10 * runs, counted
     finally:
         sb.close()
+
+
+def test_a_run_with_an_input_is_created_in_one_statement_and_no_transaction(postgres_url, counted):
+    from jupyter_sandbox.stores import open_store
+    from jupyter_sandbox.stores.base import RunRow, new_run_id
+
+    store = open_store(postgres_url)
+    try:
+        counted.clear()
+        run = store.create_run(RunRow(id=new_run_id(), kind="workflow", status="created", input={"a": [1]}))
+        assert (counted["statements"], counted["transactions"]) == (1, 0), counted
+        assert store.get_run(run.id).input == {"a": [1]}
+    finally:
+        store.close()

@@ -35,7 +35,7 @@ from .common import Heartbeat, lease_seconds, store_timeout
 from .dialect import Dialect, render, scalar
 from .pgsql import NOTIFY, SCHEMA, Changes, reason
 from .rows import Entry
-from .sql import ATTEMPT_ROW, FIRST_SEQ, RESERVE_DUE, RESTART, SQLStore, assignments, due_order
+from .sql import ATTEMPT_ROW, FIRST_SEQ, RESERVE_DUE, RESTART, SQLStore, assignments, due_order, insert_run
 from .urls import masked, secrets_of
 
 __all__ = ["PostgresStore"]
@@ -64,7 +64,7 @@ _TAKE = (
 # An attempt's end in one statement (autocommitted, so one round trip): the run's new status, fenced on the
 # attempt that holds it; its values (its output), last entries and attempt row only if that update went in
 # (the entries and attempt row also when the store has no such run: a check's scratch store). Returns whether
-# they went in. A value is put (_END_PUTS) or, when None, removed (_END_DROPS) by a clause of its own.
+# they went in. A value is put (_PUTS) or, when None, removed (_END_DROPS) by a clause of its own.
 _END = (
     "WITH ended AS (UPDATE runs SET {sets} WHERE id = ? AND attempt = ? AND status = 'running' RETURNING id), "
     "{values}"
@@ -75,8 +75,8 @@ _END = (
     "AND EXISTS (SELECT 1 FROM kept)) "
     "SELECT EXISTS (SELECT 1 FROM kept)"
 )
-_END_PUTS = (
-    "put_{name} AS (INSERT INTO run_values (run_id, name, value) SELECT id, '{name}', ? FROM ended "
+_PUTS = (  # a clause writing one of a run's values, once the run's own statement went in ({source})
+    "put_{name} AS (INSERT INTO run_values (run_id, name, value) SELECT id, '{name}', ? FROM {source} "
     "ON CONFLICT (run_id, name) DO UPDATE SET value = EXCLUDED.value), "
 )
 _END_DROPS = "drop_{name} AS (DELETE FROM run_values WHERE name = '{name}' AND run_id IN (SELECT id FROM ended)), "
@@ -282,13 +282,27 @@ class PostgresStore(SQLStore["psycopg.Connection[Any]"]):
         sql = render(_TAKE.format(sets=", ".join(f"{k} = ?" for k in values)), _PG)
         conn.execute(sql, (*values.values(), run_id, attempt, source_hash, clock, run_id))
 
+    def _create(self, row: dict[str, Any], values: dict[str, bytes]) -> None:
+        """A new run's row and its values in one statement, so one round trip as for a run without values."""
+        if not values:
+            return super()._create(row, values)
+        puts = "".join(_PUTS.format(name=name, source="created") for name in values)
+        sql = f"WITH created AS ({insert_run(row)} RETURNING id), {puts}done AS (SELECT 1) SELECT 1"
+        with self._conn() as conn:
+            try:
+                conn.execute(render(sql, _PG), (*row.values(), *values.values()))
+            except psycopg.errors.UniqueViolation as exc:
+                raise self._taken(row["id"]) from exc
+
     def _end(
         self, run_id: str, attempt: int, ended: dict[str, Any], entries: list[tuple[Entry, bytes]], replayed: int
     ) -> None:
         """An attempt's end in one statement, so one round trip and one commit: the fence, the entries and
         the attempt's row (``_END``); refused as the shared path refuses it."""
         row, blobs = assignments(ended)
-        puts = "".join((_END_DROPS if blob is None else _END_PUTS).format(name=name) for name, blob in blobs.items())
+        puts = "".join(
+            (_END_DROPS if blob is None else _PUTS).format(name=name, source="ended") for name, blob in blobs.items()
+        )
         sql = render(_END.format(sets=", ".join(f"{k} = ?" for k in row), values=puts), _PG)
         seqs, kinds, bodies = [e.seq for e, _ in entries], [e.kind for e, _ in entries], [b for _, b in entries]
         stored = [blob for blob in blobs.values() if blob is not None]  # a removal binds nothing

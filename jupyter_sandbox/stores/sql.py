@@ -25,7 +25,18 @@ from .rows import Entry, RunStatus, decode_journal, decode_value
 from .scripts import ScriptsTable
 from .signals import JOURNAL_BYTES, PENDING, SignalsTable
 
-__all__ = ["ATTEMPT_ROW", "DUE", "FIRST_SEQ", "RESERVE_DUE", "RESTART", "SQLStore", "assignments", "due_order"]
+__all__ = [
+    "ATTEMPT_ROW",
+    "DUE",
+    "FIRST_SEQ",
+    "RESERVE_DUE",
+    "RESTART",
+    "SQLStore",
+    "assignments",
+    "due_order",
+    "insert_run",
+    "stored_run",
+]
 
 
 # A run's columns in COLUMNS' order, each value read from its row of run_values (none: NULL, as a column read).
@@ -77,6 +88,22 @@ def assignments(fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str, bytes
     row = {k: v for k, v in encoded.items() if k not in VALUES}
     row["updated"] = time.time()
     return row, {k: v for k, v in encoded.items() if k in VALUES}
+
+
+def stored_run(values: dict[str, Any], *, encode: bool) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """A run's columns as its runs row stores them, and its values that are not None (as run_values rows
+    store them): blobs CBOR-encoded, or with ``encode`` False already CBOR (an export's)."""
+
+    def stored(c: str) -> Any:
+        return cbor2.dumps(values[c]) if encode and c in BLOBS and values[c] is not None else values[c]
+
+    row = {c: stored(c) for c in ROW if c in values}
+    return row, {v: stored(v) for v in VALUES if values.get(v) is not None}
+
+
+def insert_run(row: dict[str, Any]) -> str:
+    """The ``INSERT`` of a runs row holding ``row``'s columns."""
+    return f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
 
 
 def run_from_row(row: tuple[Any, ...]) -> RunRow:
@@ -138,25 +165,27 @@ class SQLStore(ScriptsTable, SignalsTable[C]):
         now = time.time()
         run.created = run.created or now
         run.updated = now
-        with self._writing(any(getattr(run, v) is not None for v in VALUES)) as conn:
-            self._insert_run(conn, {c: getattr(run, c) for c in COLUMNS}, encode=True)
+        self._create(*stored_run({c: getattr(run, c) for c in COLUMNS}, encode=True))
         return run
+
+    def _create(self, row: dict[str, Any], values: dict[str, bytes]) -> None:
+        """A new run's row and its values, in one transaction when there are values."""
+        with self._writing(bool(values)) as conn:
+            self._insert_run(conn, row, values)
 
     def _writing(self, statements: bool) -> AbstractContextManager[C]:
         """A connection for a write: one transaction when it takes more than one statement (a run's values too)."""
         return self._tx() if statements else self._statement()
 
-    def _insert_run(self, conn: C, values: dict[str, Any], *, encode: bool) -> None:
-        def stored(c: str) -> Any:
-            return cbor2.dumps(values[c]) if encode and c in BLOBS and values[c] is not None else values[c]
-
-        cols = [c for c in ROW if c in values]
+    def _insert_run(self, conn: C, row: dict[str, Any], values: dict[str, bytes]) -> None:
         try:
-            sql = f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
-            conn.execute(self._sql(sql), [stored(c) for c in cols])
+            conn.execute(self._sql(insert_run(row)), [*row.values()])
         except self.dialect.duplicate as exc:
-            raise StoreError(f"a run {values['id']} already exists in {self.path}", path=self.path) from exc
-        self._put_values(conn, values["id"], {v: stored(v) for v in VALUES if values.get(v) is not None})
+            raise self._taken(row["id"]) from exc
+        self._put_values(conn, row["id"], dict(values))
+
+    def _taken(self, run_id: str) -> StoreError:
+        return StoreError(f"a run {run_id} already exists in {self.path}", path=self.path)
 
     def _put_values(self, conn: C, run_id: str, values: dict[str, bytes | None]) -> None:
         """Write a run's values (CBOR) to run_values in ``conn``'s transaction; a None removes the value's row."""
@@ -397,7 +426,7 @@ class SQLStore(ScriptsTable, SignalsTable[C]):
                 if values.get("status") == "running":
                     values["status"] = "interrupted"  # its owner is on another machine
                 values["owner"] = values["lease_until"] = None
-                self._insert_run(conn, values, encode=False)
+                self._insert_run(conn, *stored_run(values, encode=False))
                 rid = values["id"]
                 tables = (
                     ("run_journal (run_id, seq, kind, body)", 4, item["journal"]),
