@@ -66,7 +66,7 @@ def _report(result: Any) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=result.content)],
         structured_content=data,
-        is_error=result.status in ("failed", "cancelled", "rolled_back"),
+        is_error=result.status in ("failed", "cancelled", "rolled_back") or result.error is not None,  # (refused)
     )
 
 

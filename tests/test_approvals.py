@@ -162,7 +162,7 @@ def test_a_mistyped_interrupt_id_approves_nothing_through_the_tool(store_url):
         tool = sb.tool()
         paused = tool.run({"script": SCRIPT})
         result = tool.resume(paused.run_id, {f"{paused.run_id}:99": False})
-        assert result.status == "failed" and result.error["name"] == "UnaddressedAnswer"
+        assert result.status == "paused" and result.error["name"] == "UnaddressedAnswer"
         assert paid == [] and sb.run(paused.run_id).status == "interrupted"
         with pytest.raises(UnaddressedAnswer):
             sb.resume(paused.run_id, answers={f"{paused.run_id}:99": True})

@@ -105,4 +105,6 @@ def test_resume_run_with_answers_null_is_refused_as_no_decision_and_never_approv
     run_id = _paused(server)
     outcome = server("resume_run", {"run_id": run_id, "answers": None})
     _not_approved(server, run_id, outcome)
+    assert outcome.structured_content["status"] == "paused" and outcome.structured_content["pending"]
+    assert outcome.structured_content["error"]["name"] == "RunStateError"
     assert "None (JSON null) does not answer the approval of 'gate'" in outcome.content[0].text

@@ -170,6 +170,16 @@ def test_resume_without_an_answer_approves_nothing_and_the_run_asks_again(tool):
     assert again.answers == []
 
 
+@pytest.mark.parametrize("answer", [None, "no", {"r-nope:9": True}])
+def test_a_refused_answer_reports_the_run_still_paused_with_the_refusal_as_its_error(tool, answer):
+    paused = tool.run({"script": "return await actions.send_email({to: 'a', body: 'b'})"})
+    refused = tool.resume(paused.run_id, answer)
+    assert (refused.status, refused.pending, tool.sandbox.sent) == ("paused", paused.pending, [])
+    assert refused.error["name"] in ("RunStateError", "UnaddressedAnswer")
+    assert refused.error["message"] in refused.content and "status: paused" in refused.content
+    assert tool.result(paused.run_id).status == "paused" and tool.sandbox.status(paused.run_id) == "paused"
+
+
 def test_a_rejection_reaches_the_script_as_an_action_error(tool):
     script = "try { return await actions.send_email({to: 'a', body: 'b'}); } catch (e) { return e.message; }"
     paused = tool.run({"script": script})

@@ -209,15 +209,32 @@ class SandboxTool:
         """Answer a paused run and go on: ``answers`` maps interrupt ids to answers, or is the one answer to the
         only open interrupt. An approval takes ``True``, ``False``, ``{"approved": True, "input": ...}`` (an
         edit) or ``{"approved": False, "reason": ...}`` (or ``Approve()``, ``Reject(...)``, ``Edit(...)``);
-        anything else (``None`` too), or an id that names no open interrupt, is a failed result and nothing
-        runs. ``None`` is JSON null: a question receives it. No answer (``answers`` left out) approves
+        anything else (``None`` too), or an id that names no open interrupt, is refused and nothing runs: the
+        result has the run's own status (``paused``, with its pending interrupts) and the refusal as its
+        ``error``. ``None`` is JSON null: a question receives it. No answer (``answers`` left out) approves
         nothing: the run stays paused and its result asks again.
-        ``channel`` is recorded on the answer (``tool``; the MCP server's ``mcp:CLIENT``)."""
+        ``channel`` is recorded on the answer (``tool``; the MCP server's ``mcp:CLIENT``).
+
+        >>> from jupyter_sandbox import Sandbox
+        >>> sb = Sandbox()
+        >>> _ = sb.action(lambda order: order, name="pay", approval=True)
+        >>> tool = sb.tool()
+        >>> paused = tool.run({"script": "return await actions.pay(1)"})
+        >>> refused = tool.resume(paused.run_id, "yes")
+        >>> refused.status, refused.error["name"], len(refused.pending)
+        ('paused', 'RunStateError', 1)
+        >>> sb.close()
+        """
         given = Answers.of(answers)
         source = self.sandbox.run(run_id, journal=False).source
         result = self._outcome(
             lambda: self.sandbox.resume(run_id, given.first, answers=given.by_id, channel=channel), source
         )
+        if result.error is not None and isinstance(result.outcome, Exception):
+            try:  # a refused answer: the run still waits as it was
+                result = self._result_now(run_id, refusal=result)
+            except SandboxError:
+                pass  # (the store cannot say: the refusal as it came)
         return self._with_answers(self._saved(result), run_id)
 
     def _with_answers(self, result: ToolResult, run_id: str) -> ToolResult:
@@ -235,18 +252,26 @@ class SandboxTool:
         now = self._saved(self._result_now(run_id))
         return self._with_answers(now, now.run_id or run_id)
 
-    def _result_now(self, run_id: str) -> ToolResult:
+    def _result_now(self, run_id: str, refusal: ToolResult | None = None) -> ToolResult:
+        """The run as it stands. ``refusal``: a resume's error result; a run that still waits is reported as
+        waiting, with the refusal as its error (the answer was refused, the run is not failed), else as is."""
         chain = self.sandbox.chain(run_id)  # a continueAsNew chain stands as its last run does
         console = []
         for rid in chain:
             info = self.sandbox.run(rid)
             console += console_of(info.entries)
         status = self.sandbox.status(info)
+        if refusal is not None and status not in WAITING:
+            return refusal
         if status == "completed":
             return self._result("completed", info.id, output=info.output, console=console)
         if status in WAITING:
             pending = pending_of(info.pending)
-            return self._result(status, info.id, console=console, pending=pending, note=self._note(status))
+            error, outcome = (refusal.error, refusal.outcome) if refusal is not None else (None, None)
+            note = self._note(status)
+            return self._result(
+                status, info.id, console=console, pending=pending, note=note, error=error, outcome=outcome
+            )
         if status == "rolled_back":  # (a rolled-back run that had completed keeps its output; no error)
             return self._result(status, info.id, console=console, note=ROLLED_BACK)
         error = dict(info.error) if isinstance(info.error, dict) else {"name": status, "message": str(info.error)}
