@@ -160,30 +160,20 @@ async def run(
 def classify(action: Action, value: Any) -> Outcome:
     """What the function returned as an ``ok`` Outcome (its schema's ``dump``, then JSON), or the failure that
     names why the script may not have it: a ``TypeError`` for what cannot cross, an ``InvalidOutput`` (with
-    ``issues``) for a value its ``output_schema`` refuses (the schema the declarations promise the script's
-    author; from the return annotation or given). The value kept is exactly what the script sees (tuples as
-    lists ...)."""
+    ``issues``) for a value its declared output refuses (the type ``sb.declarations()`` promises the script's
+    author: the return annotation's, or ``output_schema=``). The value kept is exactly what the script sees
+    (tuples as lists, a model as its serialization ...)."""
     spec = _checking(action)
     try:
         if spec is not None:
             value = spec.dump(value)
         text, plain = json_and_copy(value, f"the value {action.name} returned")
+    except InputInvalid as exc:
+        first = exc.issues[0]
+        message = f"{action.name} returned a value its output_schema refuses: {first['path']}: {first['message']}"
+        return Outcome("error", error={"name": "InvalidOutput", "issues": exc.issues, "message": message})
     except TypeError as exc:
         return Outcome("error", error={"name": "TypeError", "message": str(exc)})
-    declared = action.spec
-    if declared is not None and declared.output_schema is not None:
-        issues = declared.output_issues(plain, text)
-        if issues:
-            first = issues[0]
-            return Outcome(
-                "error",
-                error={
-                    "name": "InvalidOutput",
-                    "issues": issues,
-                    "message": f"{action.name} returned a value its output_schema refuses: "
-                    f"{first['path']}: {first['message']}",
-                },
-            )
     return Outcome("ok", value=plain, json=text)
 
 

@@ -7,11 +7,14 @@ what ``sb.declarations()`` shows a script's author as the call's type. A refused
 
 from __future__ import annotations
 
+import datetime
+from typing import Annotated
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import validators
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, PlainSerializer, computed_field
 
 from jupyter_sandbox import ActionError, ActionInterrupt, Sandbox, SandboxInterrupt
 from jupyter_sandbox.actions import Action
@@ -34,7 +37,9 @@ def test_a_result_its_return_annotation_refuses_fails_the_call_naming_the_issue(
 
     outcome = classify(declared(count), "two")
     assert outcome.kind == "error" and outcome.error["name"] == "InvalidOutput"
-    assert outcome.error["issues"] == [{"path": "$", "message": 'Input should be a valid integer (got "two")'}]
+    assert outcome.error["issues"] == [
+        {"path": "$", "message": 'Input should be a valid integer, unable to parse string as an integer (got "two")'}
+    ]
     assert "result returned a value its output_schema refuses" in outcome.error["message"]
 
 
@@ -71,7 +76,12 @@ def test_an_uncaught_refused_result_reaches_python_with_its_issues():
         with pytest.raises(ActionError) as info:
             sb.eval("return await actions.total()")
     assert info.value.action == "total"
-    assert info.value.issues == [{"path": "$.total", "message": 'Input should be a valid integer (got "many")'}]
+    assert info.value.issues == [
+        {
+            "path": "$.total",
+            "message": 'Input should be a valid integer, unable to parse string as an integer (got "many")',
+        }
+    ]
 
 
 def test_a_refused_result_is_journaled_and_replayed_without_calling_again():
@@ -95,7 +105,10 @@ def test_a_refused_result_is_journaled_and_replayed_without_calling_again():
         with pytest.raises(SandboxInterrupt) as paused:
             sb.eval(script)
         assert sb.resume(paused.value.run_id, True).output == [
-            {"path": "$", "message": 'Input should be a valid integer (got "two")'}
+            {
+                "path": "$",
+                "message": 'Input should be a valid integer, unable to parse string as an integer (got "two")',
+            }
         ]
     assert calls == [1]
 
@@ -130,3 +143,56 @@ def test_a_result_reaches_the_script_exactly_when_its_schema_accepts_it(schema, 
         assert outcome.value == value
     else:
         assert outcome.error["name"] == "InvalidOutput" and outcome.error["issues"]
+
+
+class User(BaseModel):
+    user_name: str = Field(serialization_alias="userName")
+
+
+class Account(BaseModel):
+    public: int
+    secret: str = Field(exclude=True)
+
+
+class Sum(BaseModel):
+    a: int
+
+    @computed_field
+    def double(self) -> int:
+        return 2 * self.a
+
+
+Stamp = Annotated[datetime.datetime, PlainSerializer(lambda v: int(v.timestamp()), return_type=int)]
+NEW_YEAR = datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+@pytest.mark.parametrize(
+    ("returns", "value", "seen"),
+    [
+        (User, User(user_name="ada"), {"userName": "ada"}),
+        (User, {"user_name": "ada"}, {"userName": "ada"}),  # a model may be returned as its fields
+        (Account, Account(public=1, secret="s"), {"public": 1}),
+        (Account, {"public": 1, "secret": "hunter2"}, {"public": 1}),  # an excluded field never reaches the script
+        (Sum, {"a": 2}, {"a": 2, "double": 4}),
+        (Stamp, NEW_YEAR, 1577836800),
+        (int, "5", 5),  # validated as the type, as FastAPI's response_model does
+    ],
+    ids=["alias", "alias-from-dict", "excluded", "excluded-from-dict", "computed", "serializer", "coerced"],
+)
+def test_the_script_receives_the_value_as_the_declared_type_serializes_it(returns, value, seen):
+    def result(): ...
+
+    result.__annotations__["return"] = returns
+    outcome = classify(declared(result), value)
+    assert outcome.kind == "ok" and outcome.value == seen
+
+
+def test_what_is_enforced_is_what_the_declarations_show():
+    with Sandbox() as sb:
+
+        @sb.action
+        def user(_=None) -> User:
+            return User(user_name="ada")
+
+        assert "userName: string" in sb.declarations()
+        assert sb.eval("return await actions.user()").output == {"userName": "ada"}

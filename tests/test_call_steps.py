@@ -140,7 +140,12 @@ def test_classify_keeps_what_the_script_sees_and_its_json():
 
 
 def test_classify_dumps_a_typed_result_through_its_schema():
-    assert classify(typed(), Order(total=2)).value == {"total": 2}
+    def total() -> Order:
+        return Order(total=2)
+
+    action = Action("total", total)
+    spec_of(action)
+    assert classify(action, Order(total=2)).value == {"total": 2}
 
 
 def test_classify_names_a_result_that_is_not_json():

@@ -35,14 +35,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import docstring_parser
-from pydantic import TypeAdapter
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ..actions import Action
 from ..errors import InputInvalid, InvalidValue, RegistrationError
 from ..schema_limits import check_schema_depth
 from .input_issues import MAX_ISSUES, check_schema, input_location, issue_path
-from .validators import CheckOutput, fields_validator, output_check, output_schema_of, schema_validator, type_validator
+from .validators import (
+    CheckOutput,
+    fields_validator,
+    output_schema_of,
+    schema_output_check,
+    schema_validator,
+    type_output,
+    type_validator,
+)
 
 __all__ = [
     "ActionSpec",
@@ -74,12 +81,14 @@ class ActionSpec:
     _bind: Callable[[Any], tuple[tuple, dict]] = field(default=lambda value: ((value,), {}), repr=False)
     _dump: Callable[[Any], Any] | None = field(default=None, repr=False)
     _keywords: tuple[str, ...] = field(default=(), repr=False)  # fields mode: the parameters the input's keys fill
-    _check_output: CheckOutput | None = field(default=None, repr=False)  # from the type or schema declared
+    # A JSON Schema output's check (built from ``output_schema`` at its first use when not given), or
+    # ``_by_type`` for a typed output, which its ``_dump`` checks as it serializes.
+    _check_output: CheckOutput | None = field(default=None, repr=False)
 
     @property
     def checks(self) -> bool:
         """Whether ``call_action`` must use this entry (a typed input or output)."""
-        return self._validate is not None or self._dump is not None
+        return self._validate is not None or self._dump is not None or self.output_schema is not None
 
     def validate(self, value: Any) -> Any:
         """The value the function receives; ``InputInvalid`` with every issue when ``value`` does not fit."""
@@ -89,30 +98,43 @@ class ActionSpec:
         """The function's positional and keyword arguments for a validated input."""
         return self._bind(value)
 
-    def output_issues(self, value: Any, text: str | None = None) -> list[dict[str, str]]:
-        """The issues ``value`` (JSON values; ``text``, its JSON, when at hand) meets as this action's result:
-        ``[]`` when it fits ``output_schema`` (or none is declared). What the declarations promise a script's
-        author (``calling.classify``) and a saved script's caller (``saved.py``).
+    def output_issues(self, value: Any) -> list[dict[str, str]]:
+        """The issues ``value`` meets as this action's result: ``[]`` when it fits ``output_schema`` (or none
+        is declared). What the declarations promise a script's author (``calling.classify``) and a saved
+        script's caller (``saved.py``).
 
         >>> spec_for(lambda: 0, "n", output_schema={"type": "integer"}).output_issues("two")[0]["message"]
         "'two' is not of type 'integer'"
         """
-        if self.output_schema is None:
-            return []
-        if self._check_output is None:  # an entry built with its schema alone (an MCP tool's)
-            self._check_output = output_check(self.output_schema)
-            if self._check_output is None:
-                return []
-        return self._check_output(value, text)
+        try:
+            self.dump(value)
+        except InputInvalid as exc:
+            return exc.issues
+        except InvalidValue:
+            return []  # not JSON at all: a TypeError of its own, not an issue of the schema
+        return []
 
     def dump(self, value: Any) -> Any:
-        """A returned value as JSON values (models, dataclasses, datetimes, enums, UUIDs converted by pydantic)."""
-        if self._dump is None:
-            return value
+        """What the script receives for a value the function returned: JSON values (models, dataclasses,
+        datetimes, enums, UUIDs converted by pydantic), as the declared output serializes them.
+        ``InputInvalid`` with the issues when the declared output refuses the value, ``InvalidValue`` when it
+        cannot be JSON."""
         try:
-            return self._dump(value)
+            out = value if self._dump is None else self._dump(value)
         except (PydanticSerializationError, ValueError, TypeError) as exc:
             raise InvalidValue(f"the value {self.name} returned is not JSON: {str(exc).splitlines()[0]}") from None
+        if self.output_schema:  # the empty schema (``Any``) checks nothing
+            if self._check_output is None:  # an entry built with its schema alone (an MCP tool's)
+                self._check_output = schema_output_check(self.output_schema)
+            issues = self._check_output(out)
+            if issues:
+                raise InputInvalid(issues)
+        return out
+
+
+def _by_type(value: Any) -> list[dict[str, str]]:
+    """A typed output's check: none after its ``_dump``, which validated the value as it serialized it."""
+    return []
 
 
 def check_input(spec: ActionSpec, value: Any) -> list[dict[str, str]]:
@@ -163,9 +185,7 @@ def spec_for(fn: Callable[..., Any], name: str, *, input_schema: Any = None, out
     returned = hints.get("return", _NOTHING)
     if output_schema is None and returned is not _NOTHING:
         try:
-            spec.output_schema = TypeAdapter(returned).json_schema(mode="serialization")
-            spec._dump = to_jsonable_python  # by the value's own type, with aliases as the schema names them
-            spec._check_output = output_check(returned)
+            _typed_output(spec, returned)
         except Exception as exc:
             _unchecked(name, "its output is undeclared", exc)
     try:  # explicit schemas were asked for: one that does not work is an error
@@ -243,5 +263,14 @@ def _explicit_input(spec: ActionSpec, schema: Any) -> None:
 
 
 def _explicit_output(spec: ActionSpec, schema: Any) -> None:
+    if not isinstance(schema, dict):  # a type, as a return annotation gives it
+        _typed_output(spec, schema)
+        return
     spec.output_schema, spec._dump = output_schema_of(schema), to_jsonable_python
-    spec._check_output = output_check(schema)
+    spec._check_output = schema_output_check(spec.output_schema)
+
+
+def _typed_output(spec: ActionSpec, declared: Any) -> None:
+    spec.output_schema, dump = type_output(declared)
+    # ``Any``: converted by the value's own type, with aliases as the schema names them, and not checked
+    spec._dump, spec._check_output = (to_jsonable_python, None) if dump is None else (dump, _by_type)

@@ -1,10 +1,10 @@
 """The checks an action's input and output meet, built from a type (pydantic) or a JSON Schema (jsonschema).
 
 Each input builder returns the schema the catalog declares and the function that checks an input against
-it: the value the action receives, or ``InputInvalid`` with every issue (``input_issues``). Each output
-builder returns the function that gives the issues of a returned value (as JSON) against the declared output
-schema. Which one serves an action, and how the checked value becomes the function's arguments, is the
-catalog's (``catalog.spec_for``).
+it: the value the action receives, or ``InputInvalid`` with every issue (``input_issues``). A type's output
+builder makes a returned value the JSON its schema declares (or ``InputInvalid``); a JSON Schema's gives the
+issues of a returned value against it. Which one serves an action, and how the checked value becomes the
+function's arguments, is the catalog's (``catalog.spec_for``).
 
 >>> schema, validate = type_validator(int)
 >>> schema, validate("3")
@@ -20,24 +20,22 @@ from typing import Any
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from ..errors import InputInvalid
-from ..values import to_json
 from .input_issues import check_schema, pydantic_issues
 
 __all__ = [
     "CheckOutput",
     "check_usable",
     "fields_validator",
-    "output_check",
     "output_schema_of",
     "schema_output_check",
     "schema_validator",
+    "type_output",
     "type_validator",
 ]
 
 Validate = Callable[[Any], Any]
 Bind = Callable[[Any], tuple[tuple, dict]]
-# The issues of a returned value (JSON values), given with its JSON text when the caller has it; [] if it fits.
-CheckOutput = Callable[[Any, "str | None"], list[dict[str, str]]]
+CheckOutput = Callable[[Any], list[dict[str, str]]]  # the issues of a returned value (JSON values); [] if it fits
 
 
 def type_validator(annotation: Any) -> tuple[dict[str, Any], Validate]:
@@ -112,37 +110,38 @@ def output_schema_of(declared: Any) -> dict[str, Any]:
     return TypeAdapter(declared).json_schema(mode="serialization")
 
 
-def output_check(declared: Any) -> CheckOutput | None:
-    """The check of a returned value against ``declared``: a JSON Schema (``schema_output_check``) or a type.
+def type_output(annotation: Any) -> tuple[dict[str, Any], Validate | None]:
+    """The serialization schema of ``annotation`` and what makes a returned value that schema's JSON values:
+    the value validated as the type (as FastAPI's ``response_model`` does: a model may be returned as a dict,
+    an ``int`` as ``"5"``), then serialized as the schema declares it (serialization aliases, excluded
+    fields, serializers, computed fields); ``InputInvalid`` with the issues when it is not one. None for
+    ``Any`` (the empty schema), which converts by the value's own type and checks nothing.
 
-    A type's check is pydantic's, strict, of the value's JSON (what the script receives), so it agrees with
-    the type's serialization schema the catalog declares, at pydantic-core's speed and without importing
-    ``jsonschema``. ``Any`` (the empty schema) checks nothing: None.
-
-    >>> output_check(int)("two", None)[0]["message"]
-    'Input should be a valid integer (got "two")'
+    >>> schema, dump = type_output(int)
+    >>> schema, dump("5")
+    ({'type': 'integer'}, 5)
     """
-    if isinstance(declared, dict):
-        return schema_output_check(declared) if declared else None
-    adapter = TypeAdapter(declared)
-    if not adapter.json_schema(mode="serialization"):
-        return None
+    adapter = TypeAdapter(annotation)
+    schema = adapter.json_schema(mode="serialization")
+    if not schema:
+        return schema, None
 
-    def issues(value: Any, text: str | None) -> list[dict[str, str]]:
+    def dump(value: Any) -> Any:
         try:
-            adapter.validate_json(to_json(value, "the value returned") if text is None else text, strict=True)
+            checked = adapter.validate_python(value)
         except ValidationError as exc:
-            return pydantic_issues(exc, value)
-        return []
+            raise InputInvalid(pydantic_issues(exc, value)) from None
+        return adapter.dump_python(checked, mode="json", by_alias=True)
 
-    return issues
+    return schema, dump
 
 
 def schema_output_check(schema: dict[str, Any]) -> CheckOutput:
-    """The check of a returned value against a JSON Schema (its validator built at the first check)."""
+    """The issues of a returned value (JSON values) against a JSON Schema; its validator is built at the
+    first check (an MCP tool's schema, read with its tools, costs nothing until a call returns)."""
     checker: list[Any] = []
 
-    def issues(value: Any, text: str | None) -> list[dict[str, str]]:
+    def issues(value: Any) -> list[dict[str, str]]:
         if not checker:
             from jsonschema import validators
 
