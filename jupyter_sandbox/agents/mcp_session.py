@@ -23,6 +23,7 @@ Example (``python server.py`` a stdio MCP server with a tool ``read_file``)::
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import shutil
 import sys
@@ -182,7 +183,7 @@ class McpServer:
             return conn
 
     async def _start(self) -> _Connection:
-        from mcp import ClientSession, StdioServerParameters
+        from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
         program = self.command[0]
@@ -197,7 +198,7 @@ class McpServer:
             try:
                 async with (
                     stdio_client(params, errlog=self._stderr) as (read, write),
-                    ClientSession(read, write) as session,
+                    _session_class()(read, write) as session,
                 ):
                     await session.initialize()
                     if (
@@ -289,6 +290,23 @@ class McpServer:
     def _said(self, message: str) -> str:
         tail = self.stderr().strip()
         return f"{message}\n--- its stderr (last lines) ---\n{tail}" if tail else message
+
+
+@functools.cache
+def _session_class() -> type:
+    """The SDK's ``ClientSession`` without its own check of a result against the tool's ``outputSchema``.
+
+    That check raises a bare ``RuntimeError`` (no issues, and a healthy server's answer would pass for its
+    failure). The action's ``output_schema`` is the tool's, so ``calling.classify`` judges the value instead:
+    a refused one fails the call as ``InvalidOutput`` with its ``issues``, journaled like any failure.
+    """
+    from mcp import ClientSession
+
+    class Session(ClientSession):
+        async def validate_tool_result(self, name: str, result: Any) -> None:
+            return None
+
+    return Session
 
 
 def _connection_closed() -> int:

@@ -6,7 +6,8 @@ card's edit form); its output schema is declared. Its approval follows its annot
 says otherwise: a tool that is not ``readOnlyHint`` and is ``destructiveHint`` (the spec's default for both)
 needs a human's approval, and the action's ``about`` carries the server, the tool and its annotations, for
 the card. A call's result is the tool's ``structuredContent`` when it has one, else its text; a result with
-``isError`` is a ``ToolFailed`` quoting its text.
+``isError`` is a ``ToolFailed`` quoting its text. The tool's ``outputSchema`` is the action's
+``output_schema``, so a result it refuses is ``InvalidOutput`` with ``issues`` (``calling.classify``).
 
 >>> from types import SimpleNamespace as Tool
 >>> needs_approval(Tool(name="rm", annotations=None), None)
