@@ -64,7 +64,7 @@ async def call_action(
 ) -> Outcome:
     """Make one live call: gate it, validate its input, run the function and classify what came of it.
 
-    ``approval`` is the call's approval step as the journal has it (``engine/answers.answer_for``): False
+    ``approval`` is the call's approval step as the journal has it (``engine/call_answers.answer_for``): False
     for none, True to pause for a human (an interrupt), or the decision to carry out: ``Approve``, ``Edit``
     (the input is the edited one) or ``Reject`` (the function never runs; the script sees ``Rejected``).
     ``inline`` may run a plain function in place instead of on ``executor`` (``Inline``).

@@ -14,7 +14,8 @@ call and interrupt, and a recorded decision (approved, edited or rejected) is
 carried out as recorded, never asked again and never re-read from what this
 process registered. Each answer entry says who gave it (``by``), how
 (``via``, ``process``) and when on the store's clock (``answered_at``; on
-PostgreSQL also the database ``role``), see docs/journal.md.
+PostgreSQL also the database ``role``), see docs/journal.md. At a live call, one answer is settled
+against the journal by ``call_answers.answer_for`` (re-exported here).
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..actions import Resume
-from ..decisions import Approve, Decision, Edit, Reject, as_json, decision
+from ..decisions import as_json, decision
 from ..errors import AnswerRefused, Interrupt, InvalidValue, RunStateError, UnaddressedAnswer
 from ..values import json_copy
 from .answered import EarlierAnswer, earlier_answer
+from .call_answers import answer_for, recorded_decision
 from .journal import Journal
 
 __all__ = ["NO_ANSWER", "Answers", "answer_for", "recorded_decision"]
@@ -347,56 +349,6 @@ def _unaddressed_message(
 
 def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def recorded_decision(body: dict[str, Any]) -> Decision:
-    """The decision an approval's answer entry records (its ``approved``, ``input``, ``reason`` fields)."""
-    if body.get("approved"):
-        return Edit(body["input"]) if "input" in body else Approve()
-    reason = body.get("reason")
-    return Reject(reason if isinstance(reason, str) else None)
-
-
-def answer_for(
-    journal: Journal, answers: Answers, run_id: str, slot: int, call_input: Any, asked: bool | None = None
-) -> tuple[Resume | None, Decision | bool, Any, dict[str, Any] | None]:
-    """For a live call at ``slot``: ``(resume, approval, input, answer entry)``.
-
-    ``approval`` is the call's approval step, read from the journal: False (none), True (ask a human),
-    or the decision to carry out, recorded earlier or given now (``input`` then the approved, possibly
-    edited, input). ``resume`` is the answer for the action itself (a question's), or None.
-    ``answer entry`` is the body of the ``answer`` journal entry to write, or None. ``asked``: whether the
-    call's request (about to be journaled) asks for approval, in place of the journal's open request.
-    """
-    interrupt = journal.interrupt_at(slot)
-    if asked is None:
-        request = journal.open_request(slot)
-        asked = bool(request is not None and request.body.get("approval"))
-    approval: Decision | bool = asked
-    decided = journal.decisions.get(slot)
-    if decided is not None:
-        approval = recorded_decision(decided.body)
-        if isinstance(approval, Edit):
-            call_input = approval.input
-    given = answers.by_position.get(slot)
-    if interrupt is not None and interrupt.body["id"] in answers.by_id:
-        value, state = answers.by_id[interrupt.body["id"]], interrupt.body.get("state")
-    elif given is not None:
-        value, state = given.value, interrupt.body.get("state") if interrupt is not None else given.state
-    else:
-        return None, approval, call_input, None
-    interrupt_id = interrupt.body["id"] if interrupt is not None else f"{run_id}:{slot}"
-    body = answers.entry(interrupt_id, value)
-    if approval is True and (interrupt is None or interrupt.body.get("approval")):
-        # The answer is the approval's: a decision (admitted before the claim; a bare call log's is read here).
-        approval = decision(value, run_id=run_id, what=f"the approval of the call at position {slot}")
-        body.update(approval=True, approved=not isinstance(approval, Reject))
-        if isinstance(approval, Edit):
-            body["input"] = call_input = approval.input
-        elif isinstance(approval, Reject) and approval.reason is not None:
-            body["reason"] = approval.reason
-        return None, approval, call_input, body
-    return Resume(position=slot, value=value, state=state, id=interrupt_id), approval, call_input, body
 
 
 def _listed(item: dict[str, Any]) -> str:

@@ -136,7 +136,7 @@ class ParkChild:
 
 @dataclass(slots=True)
 class CallAction:
-    """Live work: call a registered action (``approval`` as ``answers.answer_for`` read it)."""
+    """Live work: call a registered action (``approval`` as ``call_answers.answer_for`` read it)."""
 
     action: Action
     input: Any

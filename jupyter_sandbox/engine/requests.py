@@ -20,7 +20,7 @@ from ..actions import Action
 from ..calling import needs_approval
 from ..errors import InputInvalid, StoreError
 from ..stores.rows import Entry
-from .answers import answer_for
+from .call_answers import answer_for
 from .divergence import diverged, mismatch
 from .effects import (
     Append,

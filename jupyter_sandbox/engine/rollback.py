@@ -57,7 +57,7 @@ class RollbackEngine(Protocol):
     # Who may answer: ``(identity, channel, interrupt) -> bool``; a rollback of a paused run decides its interrupts
     approvers: Callable[[str | None, str | None, Interrupt], Any] | None
 
-    def _root(self, run_id: str) -> str: ...
+    def root(self, run_id: str) -> str: ...
 
     def pending(self, run_id: str) -> list[Resume]: ...
 
@@ -92,7 +92,7 @@ async def rollback(
     run = engine.store.get_run(run_id)
     if run.parent is not None:
         raise RunStateError(
-            f"run {run_id} is a child run; roll back its top-level run {engine._root(run_id)} instead",
+            f"run {run_id} is a child run; roll back its top-level run {engine.root(run_id)} instead",
             run_id=run_id,
             status=run.status,
         )
