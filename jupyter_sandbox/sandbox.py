@@ -33,7 +33,7 @@ from .registering import action_decorator, agent_decorator, check_addable
 from .results import CheckReport, RollbackResult, RunInfo, RunResult, status_word, stored_status
 from .run_arguments import answers_of, check_arguments, checked_save, default_identity, is_stored_run, who
 from .stores import Store, open_store, portable
-from .stores.rows import RunStatus
+from .stores.runs_table import RunStatus
 from .stores.sqlite import SQLiteStore
 
 __all__ = ["Sandbox"]

@@ -70,7 +70,7 @@ def test_an_unknown_status_filter_is_an_error_naming_the_vocabulary(sb, word):
 
 
 def test_every_stored_status_has_a_word_of_the_vocabulary():
-    from jupyter_sandbox.stores.rows import RUN_STATUSES
+    from jupyter_sandbox.stores.runs_table import RUN_STATUSES
 
     assert {status_word(s) for s in RUN_STATUSES - {"continued"}} <= set(STATUSES)
 
@@ -79,7 +79,7 @@ def test_the_stored_statuses_are_the_typed_vocabulary_of_the_store():
     from typing import get_args
 
     from jupyter_sandbox.results import Status
-    from jupyter_sandbox.stores.rows import RUN_STATUSES, RunStatus
+    from jupyter_sandbox.stores.runs_table import RUN_STATUSES, RunStatus
 
     assert set(get_args(RunStatus)) == RUN_STATUSES
     assert get_args(Status) == STATUSES

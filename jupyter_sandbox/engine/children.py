@@ -16,7 +16,7 @@ from ..actions import Outcome, Resume
 from ..calling import call_action, describe_exception
 from ..errors import ActionError, ChildSpecError, Interrupt, RunNotFound, SandboxError
 from ..stores.base import RunRow, source_hash
-from ..stores.rows import RunStatus
+from ..stores.runs_table import RunStatus
 from ..values import detach, to_json
 from .answers import Answers
 from .attempt import Attempt, AttemptRequest, AttemptResult, EngineServices

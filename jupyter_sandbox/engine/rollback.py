@@ -23,7 +23,7 @@ from ..calling import describe_exception, run_threaded
 from ..errors import AnswerRefused, Interrupt, RunBusyError, RunNotFound, RunStateError
 from ..results import RollbackResult
 from ..stores.base import RunRow, Store
-from ..stores.rows import RunStatus
+from ..stores.runs_table import RunStatus
 from ..values import detach, to_json
 from .answered import earlier_answer
 from .answers import Answers

@@ -30,7 +30,7 @@ from ..errors import (
 from ..naming import check_action_name, check_replacement
 from ..results import CheckReport, RollbackResult, RunResult
 from ..stores.base import RunRow, Store, new_run_id, source_hash
-from ..stores.rows import RunStatus
+from ..stores.runs_table import RunStatus
 from ..values import json_and_copy
 from . import children, determinism, forks, resuming, signals, wakes
 from .answers import Answers

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from ..errors import RunBusyError, RunStateError
 from ..results import RunResult
 from ..stores.base import RunRow, Store
-from ..stores.rows import ENDED
+from ..stores.runs_table import ENDED
 from ..values import json_copy
 from .answers import Answers
 from .attempt import Observer

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .migrations import SCHEMA_VERSION
-from .rows import Entry, RunStatus
+from .rows import Entry
+from .runs_table import RunStatus
 from .scripts import SavedScript
 
 __all__ = ["OWNER", "SCHEMA_VERSION", "RunRow", "Store", "new_run_id", "source_hash"]

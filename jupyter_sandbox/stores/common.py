@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import RunBusyError, StoreError
 from .base import OWNER, RunRow
-from .rows import decode_run
+from .runs_table import decode_run
 
 __all__ = [
     "ACTIVE",

@@ -15,7 +15,9 @@ import cbor2
 
 from ..errors import StoreError
 from .base import SCHEMA_VERSION, Store
-from .rows import decode_journal, decode_run, decode_value
+from .row_rules import decode_value
+from .rows import decode_journal
+from .runs_table import decode_run
 from .stored import export_header
 
 __all__ = ["export_run", "import_run", "FORMAT"]

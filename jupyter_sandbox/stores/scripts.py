@@ -16,7 +16,7 @@ import cbor2
 
 from ..errors import StoreError
 from .dialect import scalar
-from .rows import decode_value
+from .row_rules import decode_value
 
 __all__ = ["SavedScript", "ScriptsTable", "SQLITE_TABLE", "POSTGRES_TABLE"]
 

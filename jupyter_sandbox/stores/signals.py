@@ -15,7 +15,9 @@ import cbor2
 
 from ..errors import RunNotFound, RunStateError
 from .dialect import C, SQLAccess, by_run_id, scalar
-from .rows import ENDED, Entry, decode_value
+from .row_rules import decode_value
+from .rows import Entry
+from .runs_table import ENDED
 
 __all__ = ["JOURNAL_BYTES", "PENDING", "SignalsTable"]
 

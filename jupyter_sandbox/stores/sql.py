@@ -21,7 +21,9 @@ from . import migrations
 from .base import OWNER, RunRow
 from .common import ACTIVE, BLOBS, COLUMNS, ROW, VALUES, Heartbeat, lease_held, lease_lost, run_from_values
 from .dialect import C, by_run_id, scalar
-from .rows import Entry, RunStatus, decode_journal, decode_value
+from .row_rules import decode_value
+from .rows import Entry, decode_journal
+from .runs_table import RunStatus
 from .scripts import ScriptsTable
 from .signals import JOURNAL_BYTES, PENDING, SignalsTable
 
