@@ -429,7 +429,8 @@ class Sandbox:
         two concurrent resumes proceeds; the other raises ``RunBusyError``.
         An id (or a ``Resume`` position passed to ``eval``) that names no open
         interrupt raises ``UnaddressedAnswer`` listing the open ones, before
-        anything runs; ``value`` with no interrupt open is not an address (a
+        anything runs; so does ``value`` (``None`` too) with no interrupt open
+        (a parked run), unless it repeats the run's last recorded answer (a
         retried resume after the answer was recorded finishes the run). ``value`` and ``answers`` given together
         must say the same of an interrupt they both reach (else ``RunStateError``, nothing recorded).
         A rejection that also rolls back (``{"approved": False, "reason": ..., "rollback": True}``) ends
@@ -514,8 +515,9 @@ class Sandbox:
     ) -> RunResult:
         """A new run replaying ``run_id``'s journal before entry ``at`` and live after it.
 
-        ``value`` answers the interrupt left open at the fork point, if any: "what if I had said no?"
-        (``None`` answers null; leave ``value`` out for no answer).
+        ``value`` answers the interrupt left open at the fork point: "what if I had said no?"
+        (``None`` answers null; leave ``value`` out for no answer). Where none is open, a ``value`` is
+        ``UnaddressedAnswer``, as an ``answers={id: ...}`` is, before the fork is made.
         """
         if isinstance(at, bool) or not isinstance(at, int) or at < 0:
             raise TypeError(f"fork(at=...) takes a journal position (a non-negative int), got {at!r}")

@@ -1,8 +1,9 @@
 """An answer must reach an open interrupt: one addressed to nothing is refused, listing the open ones.
 
 Refused before the run is claimed: nothing runs, nothing is recorded, the run stays as it was, and the
-right answer still resumes it afterwards. (``Sandbox.resume(run_id, value)`` answers the first open
-interrupt *if there is one*: a retried resume after the answer was recorded still finishes.)
+right answer still resumes it afterwards. (``Sandbox.resume(run_id, value)`` answers the only open
+interrupt; with none open it is refused too, unless it repeats the run's last recorded answer: a retried
+resume after the answer was recorded still finishes.)
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jupyter_sandbox import ActionInterrupt, Resume, RunStateError, Sandbox, SandboxInterrupt
-from jupyter_sandbox.errors import InvalidValue, UnaddressedAnswer
+from jupyter_sandbox.errors import InvalidValue, RunParked, UnaddressedAnswer
 
 BOTH_BACKENDS = True  # the conformance suite: each test on SQLite and on PostgreSQL (tests/conftest.py)
 
@@ -112,6 +113,44 @@ def test_a_plain_value_with_no_open_interrupt_is_not_an_address_and_the_resume_g
     sb.store.update_run(it.run_id, status="failed")  # as a crash after the answer was recorded leaves it
     assert sb.resume(it.run_id, "yes").output == "yes"
     assert sb.calls == [1, 2]  # the retry replayed everything, ran nothing again
+
+
+def test_a_retry_with_another_answer_than_the_recorded_one_is_refused(sb):
+    it = pause(sb)
+    assert sb.resume(it.run_id, "yes").output == "yes"
+    sb.store.update_run(it.run_id, status="failed")  # as a crash after the answer was recorded leaves it
+    with pytest.raises(UnaddressedAnswer, match="has no open interrupt; resume it without an answer"):
+        sb.resume(it.run_id, "no")
+    assert sb.resume(it.run_id).output == "yes" and sb.calls == [1, 2]
+
+
+PARKED = "await actions.work(1); await ctx.sleep(3600000); return 'woke'"
+
+
+@pytest.mark.parametrize("value", [None, True, False, 5, "yes", {"approved": True}])
+def test_an_answer_to_a_parked_run_is_refused_before_anything_runs(sb, value):
+    with pytest.raises(RunParked) as info:
+        sb.eval(PARKED)
+    run_id = info.value.run_id
+    entries = len(sb.run(run_id).entries)
+    with pytest.raises(UnaddressedAnswer, match=r"the one answer answers nothing: the run \(parked\) has no open"):
+        sb.resume(run_id, value)
+    assert (sb.status(run_id), len(sb.run(run_id).entries), sb.calls) == ("parked", entries, [1])
+    with pytest.raises(RunParked):  # no answer: it just resumes (and parks again, its timer not due)
+        sb.resume(run_id)
+    assert sb.calls == [1]
+
+
+def test_a_fork_answering_where_no_interrupt_is_open_is_refused_like_an_answer_by_id(sb):
+    it = pause(sb)
+    assert sb.resume(it.run_id, "yes").output == "yes"
+    runs = len(sb.runs())
+    for answer in ({"value": True}, {"answers": {it.interrupt.id: True}}):
+        with pytest.raises(UnaddressedAnswer, match="has no open interrupt"):
+            sb.fork(it.run_id, 0, **answer)
+    assert len(sb.runs()) == runs  # refused before the fork was made
+    with pytest.raises(SandboxInterrupt):  # (left out: no answer, and the fork asks again)
+        sb.fork(it.run_id, 0)
 
 
 def test_from_a_bare_call_log_a_position_must_be_one_of_its_open_slots(sb):

@@ -124,19 +124,23 @@ class Answers:
             for p, r in self.by_position.items()
         }
 
-    def refuse_unaddressed(self, journal: Journal, run_id: str, status: str | None) -> None:
+    def refuse_unaddressed(self, journal: Journal, run_id: str, status: str | None, retry: bool = True) -> None:
         """Every answer must reach an interrupt open in ``journal`` (the top run's): else ``UnaddressedAnswer``,
         listing the open ones. Raised before the run is claimed, so a mistyped answer changes nothing.
 
         ``first`` is settled here: it answers the only open interrupt; with several open it names none of
-        them (a guess would answer one nobody looked at), and with none it is not addressed to anything, so
-        a retried "resume with True" after a crash that recorded the answer still finishes.
+        them (a guess would answer one nobody looked at), and with none it answers nothing and is refused
+        too (a parked run's ``resume(run_id, True)``), unless it repeats the run's last recorded answer and
+        ``retry`` allows that: a retried "resume with True" after a crash that recorded the answer still
+        finishes (a fork, a new run, has nothing to retry).
         """
         open_ = open_interrupts(journal)
         positions = {item["position"] for item in open_}
         ids = {i for item in open_ for i in item["ids"]}
         stray = [f"id {key!r}" for key in self.by_id if key not in ids]
         stray += [f"position {p}" for p in self.by_position if p not in positions]
+        if self.has_first() and not ids and not self.by_id and not (retry and self._repeats_last_answer(journal)):
+            stray.insert(0, "the one answer")
         if self.has_first() and self.by_id:
             self._refuse_disagreeing(journal, open_, run_id, status)
         if self.has_first() and len(ids) > 1:
@@ -161,6 +165,13 @@ class Answers:
                 answered=earlier.record if earlier is not None else None,
             )
         self.settle_first(journal)
+
+    def _repeats_last_answer(self, journal: Journal) -> bool:
+        """Whether ``first`` says what the journal's newest answer entry recorded (a retry of that answer)."""
+        last = next((e for e in reversed(journal.entries) if e.kind == "answer"), None)
+        if last is None:
+            return False
+        return _same_answer(last.body.get("value"), self.first, bool(last.body.get("approval")))
 
     def _refuse_disagreeing(
         self, journal: Journal, open_: list[dict[str, Any]], run_id: str, status: str | None
@@ -192,15 +203,16 @@ class Answers:
         status: str | None,
         can_answer: Callable[[str], bool],
         approvers: Callable[[str | None, str | None, Interrupt], Any] | None = None,
+        retry: bool = True,
     ) -> None:
         """Refuse, before anything is recorded, what this resume cannot carry out as given.
 
-        Each answer must reach an open interrupt (``refuse_unaddressed``); one to an approval must be a
-        decision (``decisions.decision``); an interrupt already decided is not decided again; the process
-        must have the interrupted action (``can_answer(name)``), else the answer would become a failure
-        nobody chose; and ``approvers(by, via, interrupt)``, when set, must allow it.
+        Each answer must reach an open interrupt (``refuse_unaddressed``, ``retry`` as there); one to an
+        approval must be a decision (``decisions.decision``); an interrupt already decided is not decided
+        again; the process must have the interrupted action (``can_answer(name)``), else the answer would
+        become a failure nobody chose; and ``approvers(by, via, interrupt)``, when set, must allow it.
         """
-        self.refuse_unaddressed(journal, run_id, status)
+        self.refuse_unaddressed(journal, run_id, status, retry)
         for interrupt, value in self.addressed(journal, run_id):
             if interrupt.approval:
                 decision(value, run_id=run_id, status=status, what=f"the approval of {interrupt.name!r}")

@@ -26,7 +26,9 @@ class ForkEngine(Protocol):
 
     store: Store
 
-    def admit(self, answers: Answers, journal: Journal, run_id: str, status: str | None) -> None: ...
+    def admit(
+        self, answers: Answers, journal: Journal, run_id: str, status: str | None, retry: bool = True
+    ) -> None: ...
 
     def pending(self, run_id: str) -> list[Resume]: ...
 
@@ -52,7 +54,7 @@ def fork(
     if wanted.given():  # answers must reach an interrupt open at the fork point; checked before it exists
         wanted.check()
         prefix = Journal([e for e in engine.store.entries(run_id) if e.seq < at_seq])
-        engine.admit(wanted, prefix, run_id, f"at entry {at_seq}")
+        engine.admit(wanted, prefix, run_id, f"at entry {at_seq}", retry=False)  # (a new run retries nothing)
     forked = like(
         run,
         kind="workflow",

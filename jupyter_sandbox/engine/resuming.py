@@ -105,12 +105,15 @@ def refusal(store: Store, run_id: str, status: str | None, answers: Answers, why
     return RunStateError(text, run_id=run_id, status=status, answered=earlier.record)
 
 
-def admit(engine: ResumeEngine, answers: Answers, journal: Journal, run_id: str, status: str | None) -> None:
-    """Refuse what this process cannot answer as given (``Answers.admit``), then take the store's
-    witness for the answer entries (its clock; on PostgreSQL the database role), which refuses a
-    role the store does not let record answers. Nothing is recorded by a refusal."""
+def admit(
+    engine: ResumeEngine, answers: Answers, journal: Journal, run_id: str, status: str | None, retry: bool = True
+) -> None:
+    """Refuse what this process cannot answer as given (``Answers.admit``; ``retry``: whether an answer
+    repeating the last recorded one is a retry), then take the store's witness for the answer entries (its
+    clock; on PostgreSQL the database role), which refuses a role the store does not let record answers.
+    Nothing is recorded by a refusal."""
     answers.admit(
-        journal, run_id, status, lambda name: name in engine.actions or name in engine.agents, engine.approvers
+        journal, run_id, status, lambda name: name in engine.actions or name in engine.agents, engine.approvers, retry
     )
     _refuse_an_approval_this_schema_refuses(engine.actions, answers, journal, run_id, status)
     if answers.given():

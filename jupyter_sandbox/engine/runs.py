@@ -183,10 +183,10 @@ class Engine:
                 self.store.update_run(run_id, source=before[0], source_hash=before[1])
             raise
 
-    def admit(self, answers: Answers, journal: Journal, run_id: str, status: str | None) -> None:
+    def admit(self, answers: Answers, journal: Journal, run_id: str, status: str | None, retry: bool = True) -> None:
         """Refuse what this process cannot answer as given, then take the store's witness for the answer
         entries (``resuming.admit``). Nothing is recorded by a refusal."""
-        resuming.admit(self, answers, journal, run_id, status)
+        resuming.admit(self, answers, journal, run_id, status, retry)
 
     async def _drive(self, request: AttemptRequest) -> RunResult:
         request.answers.check()  # an answer is journaled and handed to an action: JSON, or a clear error now
