@@ -121,6 +121,33 @@ def test_answered_interrupts_show_their_decision_and_only_open_ones_have_buttons
     assert html.count('data-act="approve"') == 1 and f'class="jsbx-answered" data-interrupt="{first}"' in html
 
 
+def _asking_edit(sb):
+    sb.sent = []
+
+    @sb.action(approval=True)
+    def mail(to):
+        sb.sent.append(to)
+        return to
+
+    try:
+        sb.eval("return await actions.mail('ada')")
+    except Exception as exc:
+        return RunCard(sb, exc.run_id)
+
+
+def test_an_edit_with_its_input_left_out_is_refused_and_nothing_runs(sb):
+    card = _asking_edit(sb)
+    with pytest.raises(TypeError, match="edit needs the edited input"):
+        card.answer(None, "edit")
+    assert sb.sent == [] and sb.status(card.run_id) == "paused" and len(card.pending()) == 1
+
+
+def test_an_edit_to_null_runs_the_call_with_null(sb):
+    card = _asking_edit(sb)
+    assert card.answer(None, "edit", None).output is None
+    assert sb.sent == [None]
+
+
 def test_a_long_row_list_is_windowed_in_the_browser_and_whole_in_the_static_html():
     rows = [{"k": "console", "seq": i, "a": 1, "level": "log", "msg": f"m{i}"} for i in range(200)]
     doc = {"run_id": "r", "rows": rows, "attempts": [{"n": 1}], "entries": 200}

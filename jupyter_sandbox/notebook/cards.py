@@ -53,6 +53,7 @@ from typing import Any
 from IPython.display import display
 
 from ..agents.facade import SandboxLike
+from ..engine.answers import NO_ANSWER
 from ..engine.attempt import Observer
 from ..errors import SandboxError
 from .card_clicks import answer_run, click
@@ -286,13 +287,19 @@ class RunCard:
         """The run's open interrupts, as the store has them now."""
         return self.document().get("pending") or []
 
-    def answer(self, interrupt_id: str | None = None, choice: str = "approve", value: Any = None) -> Any:
+    def answer(self, interrupt_id: str | None = None, choice: str = "approve", value: Any = NO_ANSWER) -> Any:
         """Answer an open interrupt (the first one by default) as its button would; return the outcome.
 
-        An interrupt that is no longer open (answered in another cell, another
+        ``value``: an edit's input (``None`` edits it to null; an edit must be given one), a rejection's
+        reason. An interrupt that is no longer open (answered in another cell, another
         kernel, by a click) is not answered again: the card refreshes and this returns None.
+        ``card.answer(iid, "edit", {"total": 90})`` approves the call with that input instead.
         """
-        return answer_run(self.sb, self.run_id or "", interrupt_id, choice, value)
+        if value is NO_ANSWER and choice == "edit":  # (null is an input: only one left out is refused)
+            raise TypeError(
+                'edit needs the edited input: card.answer(interrupt_id, "edit", value) (None edits it to null)'
+            )
+        return answer_run(self.sb, self.run_id or "", interrupt_id, choice, None if value is NO_ANSWER else value)
 
     def approve(self, interrupt_id: str | None = None) -> Any:
         return self.answer(interrupt_id, "approve")
