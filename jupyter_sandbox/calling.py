@@ -128,6 +128,8 @@ def validate(action: Action, input: Any) -> Outcome | tuple[tuple[Any, ...], dic
             "error",
             error={"name": "InvalidInput", "issues": exc.issues, "message": f"{action.name}: invalid input: {exc}"},
         )
+    except Exception as exc:  # the input type's own code (a validator raising KeyError ...) failed: the call's failure
+        return Outcome("error", error=describe_exception(exc))
     return tuple(args), dict(kwargs)
 
 
@@ -174,6 +176,8 @@ def classify(action: Action, value: Any) -> Outcome:
         return Outcome("error", error={"name": "InvalidOutput", "issues": exc.issues, "message": message})
     except TypeError as exc:
         return Outcome("error", error={"name": "TypeError", "message": str(exc)})
+    except Exception as exc:  # the output type's own code (a computed field, a serializer) failed: the call's failure
+        return Outcome("error", error=describe_exception(exc))
     return Outcome("ok", value=plain, json=text)
 
 

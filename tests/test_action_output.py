@@ -7,6 +7,7 @@ what ``sb.declarations()`` shows a script's author as the call's type. A refused
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from typing import Annotated
 
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import validators
-from pydantic import BaseModel, Field, PlainSerializer, computed_field
+from pydantic import BaseModel, Field, PlainSerializer, computed_field, field_validator
 
 from jupyter_sandbox import ActionError, ActionInterrupt, Sandbox, SandboxInterrupt
 from jupyter_sandbox.actions import Action
@@ -196,3 +197,109 @@ def test_what_is_enforced_is_what_the_declarations_show():
 
         assert "userName: string" in sb.declarations()
         assert sb.eval("return await actions.user()").output == {"userName": "ada"}
+
+
+class Person(BaseModel):
+    name: str
+    age: int
+
+
+class Lookalike(BaseModel):
+    name: str
+    age: int
+
+
+class Exploding(BaseModel):
+    a: int
+
+    @computed_field
+    def boom(self) -> int:
+        raise RuntimeError("computed field failed")
+
+
+class Refusing(BaseModel):
+    a: int
+
+    @field_validator("a")
+    @classmethod
+    def never(cls, value):
+        raise KeyError("never")
+
+
+@dataclasses.dataclass
+class Pair:
+    left: int
+
+
+def test_a_model_whose_field_was_set_wrong_after_it_was_built_is_refused():
+    def person() -> Person: ...
+
+    changed = Person(name="ada", age=36)
+    changed.age = None
+    outcome = classify(declared(person), changed)
+    assert outcome.error["issues"] == [{"path": "$.age", "message": "Input should be a valid integer (got null)"}]
+
+
+@pytest.mark.parametrize(
+    "value", [Person.model_construct(name=1, age=2), Pair(left="one")], ids=["model_construct", "dataclass"]
+)
+def test_an_instance_built_unchecked_is_checked_as_it_is_returned(value):
+    def result(): ...
+
+    result.__annotations__["return"] = type(value)
+    assert classify(declared(result), value).error["name"] == "InvalidOutput"
+
+
+def test_another_model_with_the_declared_fields_is_taken_as_its_fields():
+    def person() -> Person: ...
+
+    assert classify(declared(person), Lookalike(name="ada", age=36)).value == {"name": "ada", "age": 36}
+
+
+def test_a_failure_in_the_output_types_own_code_is_the_calls_failure_journaled_once():
+    calls = []
+    with Sandbox() as sb:
+
+        @sb.action
+        def explode() -> Exploding:
+            calls.append(1)
+            return Exploding(a=1)
+
+        @sb.action
+        def gate(resume=None):
+            if resume is None:
+                raise ActionInterrupt(data="go on?")
+            return True
+
+        script = (
+            "let seen; try { await actions.explode() } catch (e) { seen = e.message } await actions.gate(); return seen"
+        )
+        with pytest.raises(SandboxInterrupt) as paused:
+            sb.eval(script)
+        assert sb.resume(paused.value.run_id, True).output == "RuntimeError: computed field failed"
+    assert calls == [1]  # the failure was journaled: the resume did not call the action again
+
+
+def test_a_failure_in_the_input_types_own_code_is_the_calls_failure():
+    with Sandbox() as sb:
+
+        @sb.action
+        def take(x: Refusing) -> int:
+            return 1
+
+        assert (
+            sb.eval("try { await actions.take({a: 1}) } catch (e) { return e.message }").output == "KeyError: 'never'"
+        )
+
+
+def test_a_hostile_values_issues_are_the_first_twenty_and_a_count():
+    """40,000 refused items of a list the script sends: each is seen once (in a set, not a scan of the list), and
+    the first 20 are told, with how many more."""
+    with Sandbox() as sb:
+
+        @sb.action
+        def take(x: list[int]) -> int:
+            return 0
+
+        issues = sb.eval("try { await actions.take(Array(40000).fill('x')) } catch (e) { return e.issues }").output
+    assert len(issues) == 21 and issues[-1] == {"path": "$", "message": "and 39980 more issues"}

@@ -67,15 +67,17 @@ def input_location(value: Any, location: Any) -> list[Any]:
 def pydantic_issues(exc: ValidationError, value: Any) -> list[dict[str, str]]:
     """The issues of pydantic's ``exc`` for the input ``value``: at the input's own paths, each once."""
     issues: list[dict[str, str]] = []
-    for error in exc.errors(include_url=False, include_context=False):
+    seen: set[tuple[str, str]] = set()  # two branches can fail alike at one place (a set: a hostile value fails
+    for error in exc.errors(include_url=False, include_context=False):  # in millions of places, each once)
         message = error["msg"]
         if error["type"] != "missing":
             shown = _short(error.get("input"))
             if shown is not None:
                 message += f" (got {shown})"
-        issue = {"path": issue_path(input_location(value, error["loc"])), "message": message}
-        if issue not in issues:  # two branches can fail alike at one place
-            issues.append(issue)
+        path = issue_path(input_location(value, error["loc"]))
+        if (path, message) not in seen:
+            seen.add((path, message))
+            issues.append({"path": path, "message": message})
     return capped(issues)
 
 

@@ -49,7 +49,9 @@ PREAMBLE = """\
 //   again from the top, serving every recorded call from a journal: branch only on ctx.input, action results,
 //   ctx.now() and Date/Math.random (which are recorded), never on anything else.
 // - A failed action throws ActionError (catch it to go on); when the input did not fit the action's schema,
-//   `error.issues` lists what was wrong, where (`$` is the input).
+//   `error.issues` lists what was wrong, where (`$` is the input); when the action's result did not fit its
+//   declared type, the message says its output_schema refuses it and `error.issues` lists where (`$` is the
+//   result).
 // - Inputs and outputs are JSON values.
 """
 

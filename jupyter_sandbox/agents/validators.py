@@ -13,11 +13,13 @@ function's arguments, is the catalog's (``catalog.spec_for``).
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic_core import PydanticSerializationError
 
 from ..errors import InputInvalid
 from .input_issues import check_schema, pydantic_issues
@@ -127,11 +129,17 @@ def type_output(annotation: Any) -> tuple[dict[str, Any], Validate | None]:
         return schema, None
 
     def dump(value: Any) -> Any:
-        try:
-            checked = adapter.validate_python(value)
+        fields = _fields(value)
+        try:  # a model's fields are validated afresh; another object with the type's fields is taken as them
+            checked = adapter.validate_python(fields, from_attributes=True, by_alias=True, by_name=True)
         except ValidationError as exc:
-            raise InputInvalid(pydantic_issues(exc, value)) from None
-        return adapter.dump_python(checked, mode="json", by_alias=True)
+            raise InputInvalid(pydantic_issues(exc, fields)) from None
+        try:  # an instance of the type is not validated again: a field set wrong after it was built fails here
+            return adapter.dump_python(checked, mode="json", by_alias=True, warnings="error")
+        except PydanticSerializationError as exc:
+            if "SerializationUnexpectedValue" not in str(exc):
+                raise  # a value pydantic cannot serialize at all: not JSON (catalog's dump says so)
+            raise InputInvalid([{"path": "$", "message": _first_line(exc)}]) from None
 
     return schema, dump
 
@@ -181,3 +189,20 @@ def _refs(schema: Any) -> list[str]:
     if isinstance(schema, list):
         return [ref for value in schema for ref in _refs(value)]
     return []
+
+
+def _first_line(exc: Exception) -> str:
+    """pydantic's text of a serialization that met a value of another type than its field's, first line."""
+    text = str(exc).strip().splitlines()
+    return text[-1].strip() if text else "a value is not of its declared type"
+
+
+def _fields(value: Any) -> Any:
+    """A returned model or dataclass instance as its fields (excluded ones too), so validating it checks them:
+    an instance of the declared type would pass as it is, a field set wrong after it was built included, and
+    one built by ``model_construct`` unchecked (FastAPI's ``response_model`` validates the fields too)."""
+    if isinstance(value, BaseModel):
+        return {**value.__dict__, **(value.__pydantic_extra__ or {})}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    return value

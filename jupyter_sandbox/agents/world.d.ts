@@ -13,7 +13,8 @@ declare class ActionError extends Error {
   readonly name: "ActionError";
   /** The action's name. */
   readonly action: string;
-  /** When the input did not match the action's schema: what was wrong, where (`$` is the input). */
+  /** When the input did not match the action's schema, or its result its declared type: what was wrong,
+   * where (`$` is the input, or the result). */
   readonly issues?: { path: string; message: string }[];
 }
 
