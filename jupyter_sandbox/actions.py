@@ -14,7 +14,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["Action", "ActionInterrupt", "Outcome", "OutcomeKind", "Resume"]
+__all__ = ["NO_ANSWER", "Action", "ActionInterrupt", "Outcome", "OutcomeKind", "Resume"]
+
+
+class _NoAnswer:
+    """The type of ``NO_ANSWER``: shown as ``<no answer>`` in a signature."""
+
+    def __repr__(self) -> str:
+        return "<no answer>"
+
+
+# The default of every answer that may be left out (``Sandbox.resume(run_id)``, ``fork``, the agent tool's
+# ``resume``, ``Resume.value``, ``card.answer``'s edit): none was given. ``None`` is not that: it is JSON null,
+# an answer a question may ask for (an approval refuses it as it refuses any other value that is no decision).
+NO_ANSWER: Any = _NoAnswer()
 
 
 class ActionInterrupt(Exception):
@@ -41,11 +54,16 @@ class Resume:
     Passed to ``Sandbox.eval(resume=...)`` it targets the interrupted call at
     ``position`` (or, with parallel or child interrupts, the interrupt ``id``);
     passed to an action it carries the answer ``value`` and the ``state`` the
-    action saved when it interrupted.
+    action saved when it interrupted. ``value`` left out is no answer (``None``
+    is one: JSON null): ``Resume(position=p)`` given to ``eval`` answers
+    nothing, and the call at ``p`` runs live with no resume value, asking again.
+
+    >>> Resume(position=1)
+    Resume(position=1, value=<no answer>, state=None, id=None)
     """
 
     position: int | None = None
-    value: Any = None
+    value: Any = NO_ANSWER  # an action is always handed its answer: only eval's argument may leave it out
     state: Any = None
     id: str | None = None
 

@@ -15,7 +15,7 @@ import socket
 from collections.abc import Iterable
 from typing import Any
 
-from .actions import Resume
+from .actions import NO_ANSWER, Resume
 from .engine.answers import Answers
 from .engine.journal import CallLog
 from .engine.realm import Limits
@@ -81,6 +81,8 @@ def answers_of(resume: Resume | Iterable[Resume] | None) -> Answers:
                 "a Resume passed to eval needs position= (SandboxInterrupt.position) or id= "
                 "(SandboxInterrupt.interrupts[i].id) to say which interrupt it answers"
             )
+        if item.value is NO_ANSWER:  # no answer: the call runs live, as with no Resume at all (None is null)
+            continue
         if item.id is not None:
             answers.by_id[item.id] = item.value
         if item.position is not None:

@@ -17,7 +17,7 @@ from examples import scaled
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from jupyter_sandbox import ActionInterrupt, Approve, Edit, Reject, Sandbox, SandboxInterrupt
+from jupyter_sandbox import ActionInterrupt, Approve, Edit, Reject, Resume, Sandbox, SandboxInterrupt
 from jupyter_sandbox.engine.answers import INTERRUPT_ID
 from jupyter_sandbox.errors import RunStateError, SandboxError
 from jupyter_sandbox.results import RollbackResult
@@ -245,6 +245,17 @@ def test_an_approval_answered_with_null_is_refused_as_no_decision_and_still_wait
     assert outcome[2].startswith("None (JSON null) does not answer the approval of 'pay'"), outcome
     _still_paused(asking, paused.run_id)
     assert asking.resume(paused.run_id, True).output == {"paid": {"total": 120}}  # nothing was lost
+
+
+def test_a_resume_position_with_its_value_left_out_answers_nothing_and_null_answers_null(asking):
+    paused = _paused(asking, QUESTION)
+    bare = list(paused.call_log)  # a call log alone: a new run, answered by position
+    with pytest.raises(SandboxInterrupt) as again:  # no answer: the call runs live with no resume value
+        asking.eval(QUESTION, call_log=bare, resume=Resume(position=paused.position))
+    assert _answered(asking, again.value.run_id) == []
+    assert asking.eval(QUESTION, call_log=bare, resume=Resume(position=paused.position, value=None)).output == {
+        "answer": None
+    }
 
 
 def test_a_fork_answering_null_gives_the_question_null_and_one_left_out_asks_again(asking):

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..actions import Resume
+from ..actions import NO_ANSWER, Resume
 from ..decisions import as_json, decision
 from ..errors import AnswerRefused, Interrupt, InvalidValue, RunStateError, UnaddressedAnswer
 from ..values import json_copy
@@ -39,19 +39,6 @@ __all__ = ["NO_ANSWER", "Answers", "answer_for", "recorded_decision"]
 # An interrupt id as the engine writes it (``RUN_ID:SLOT``): how a mapping of answers by id is told from one
 # answer that happens to be an object (a question's answer may be any JSON value).
 INTERRUPT_ID = re.compile(r"^\S+:\d+$")
-
-
-class _NoAnswer:
-    """The type of ``NO_ANSWER``: shown as ``<no answer>`` in a signature."""
-
-    def __repr__(self) -> str:
-        return "<no answer>"
-
-
-# The default of every positional answer (``Sandbox.resume(run_id)``, ``fork``, the agent tool's ``resume``):
-# none was given. ``None`` is not that: it is JSON null, an answer a question may ask for (an approval
-# refuses it as it refuses any other value that is not a decision).
-NO_ANSWER: Any = _NoAnswer()
 
 
 @dataclass
