@@ -9,8 +9,9 @@ IDE, another agent framework), the tools:
   approval waits for a human) or ``parked`` (a timer or an event; this server's scheduler wakes it), in the
   vocabulary of ``results.STATUSES``, which ``list_runs`` speaks too;
 * ``resume_run {run_id, answers}``: answer a paused run's question (``{interrupt_id: answer}`` for several)
-  and go on; ``answers`` is required, so no call approves by leaving it out. An approval is a human's: the
-  server answers one only when started with ``--allow-approvals`` (then ``true``, ``false``,
+  and go on; ``answers`` is required, so no call approves by leaving it out (a run with no open interrupt,
+  stalled say, goes on with ``answers: null``; any other answer to it is ``UnaddressedAnswer``). An approval
+  is a human's: the server answers one only when started with ``--allow-approvals`` (then ``true``, ``false``,
   ``{"approved": true, "input": ...}`` or ``{"approved": false, "reason": ...}``);
   without it, ``resume_run`` says where a human approves (the run id, the notebook command);
 * ``get_run {run_id}``: how a run stands now, e.g. after a human approved it from a notebook's card;
@@ -78,6 +79,9 @@ HUMAN_APPROVES = (
     "(the run's card, or `%sandbox resume RUN_ID --answer true`); resume_run does not approve, and get_run "
     "reports the outcome once they have answered."
 )
+
+
+TAKE_UP = "A run with no open interrupt (stalled, failed, cancelled) goes on with `answers: null`."
 
 
 def run_script_description(
@@ -182,10 +186,10 @@ def build_server(
         description=(
             "Answer a paused run and go on: `answers` (required) is the one answer to the only open interrupt, or an "
             "object mapping interrupt ids to answers. An approval takes true, false, "
-            '{"approved": true, "input": ...} (an edit) or {"approved": false, "reason": ...}.'
+            '{"approved": true, "input": ...} (an edit) or {"approved": false, "reason": ...}. ' + TAKE_UP
             if allow_approvals
             else "Answer a paused run's question and go on: `answers` (required) is the one answer to the only open "
-            "interrupt, or an object mapping interrupt ids to answers. " + HUMAN_APPROVES
+            "interrupt, or an object mapping interrupt ids to answers. " + TAKE_UP + " " + HUMAN_APPROVES
         ),
     )
     def resume_run(run_id: str, answers: Any, ctx: Context | None = None) -> CallToolResult:
@@ -194,6 +198,8 @@ def build_server(
             refused = None if allow_approvals else approvals_refused(sb, run_id, answers)
             if refused is not None:
                 return tool._result("paused", run_id, note=refused, pending=tool.result(run_id).pending)
+            if answers is None and not sb.run(run_id).pending:  # nothing asks: null takes the run up, unanswered
+                return tool.resume(run_id, channel=_client(ctx))  # (answers is required: a stalled run needs a way)
             return tool.resume(run_id, answers, channel=_client(ctx))
 
         return _report(_guarded(resume, tool))

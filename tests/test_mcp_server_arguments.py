@@ -108,3 +108,13 @@ def test_resume_run_with_answers_null_is_refused_as_no_decision_and_never_approv
     assert outcome.structured_content["status"] == "paused" and outcome.structured_content["pending"]
     assert outcome.structured_content["error"]["name"] == "RunStateError"
     assert "None (JSON null) does not answer the approval of 'gate'" in outcome.content[0].text
+
+
+def test_resume_run_with_answers_null_takes_up_a_run_no_interrupt_holds_and_any_other_answer_is_refused(server):
+    parked = server("run_script", {"script": "await ctx.sleep(3600000); return 1"}).structured_content
+    assert parked["status"] == "parked"
+    refused = server("resume_run", {"run_id": parked["run_id"], "answers": True})
+    assert refused.is_error and refused.structured_content["error"]["name"] == "UnaddressedAnswer"
+    assert refused.structured_content["status"] == "parked"
+    again = server("resume_run", {"run_id": parked["run_id"], "answers": None})  # resumed: it parks again
+    assert not again.is_error and again.structured_content["status"] == "parked", again
