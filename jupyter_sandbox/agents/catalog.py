@@ -81,8 +81,8 @@ class ActionSpec:
     _bind: Callable[[Any], tuple[tuple, dict]] = field(default=lambda value: ((value,), {}), repr=False)
     _dump: Callable[[Any], Any] | None = field(default=None, repr=False)
     _keywords: tuple[str, ...] = field(default=(), repr=False)  # fields mode: the parameters the input's keys fill
-    # A JSON Schema output's check (built from ``output_schema`` at its first use when not given), or
-    # ``_by_type`` for a typed output, which its ``_dump`` checks as it serializes.
+    # A JSON Schema output's check (an explicit schema's, an MCP tool's); None for a typed output, which its
+    # ``_dump`` checks as it serializes, and for none declared or the empty schema (``Any``).
     _check_output: CheckOutput | None = field(default=None, repr=False)
 
     @property
@@ -123,18 +123,11 @@ class ActionSpec:
             out = value if self._dump is None else self._dump(value)
         except (PydanticSerializationError, ValueError, TypeError) as exc:
             raise InvalidValue(f"the value {self.name} returned is not JSON: {str(exc).splitlines()[0]}") from None
-        if self.output_schema:  # the empty schema (``Any``) checks nothing
-            if self._check_output is None:  # an entry built with its schema alone (an MCP tool's)
-                self._check_output = schema_output_check(self.output_schema)
+        if self._check_output is not None:
             issues = self._check_output(out)
             if issues:
                 raise InputInvalid(issues)
         return out
-
-
-def _by_type(value: Any) -> list[dict[str, str]]:
-    """A typed output's check: none after its ``_dump``, which validated the value as it serialized it."""
-    return []
 
 
 def check_input(spec: ActionSpec, value: Any) -> list[dict[str, str]]:
@@ -267,10 +260,10 @@ def _explicit_output(spec: ActionSpec, schema: Any) -> None:
         _typed_output(spec, schema)
         return
     spec.output_schema, spec._dump = output_schema_of(schema), to_jsonable_python
-    spec._check_output = schema_output_check(spec.output_schema)
+    spec._check_output = schema_output_check(spec.output_schema) if spec.output_schema else None
 
 
 def _typed_output(spec: ActionSpec, declared: Any) -> None:
     spec.output_schema, dump = type_output(declared)
     # ``Any``: converted by the value's own type, with aliases as the schema names them, and not checked
-    spec._dump, spec._check_output = (to_jsonable_python, None) if dump is None else (dump, _by_type)
+    spec._dump = to_jsonable_python if dump is None else dump

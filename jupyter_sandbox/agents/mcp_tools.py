@@ -27,6 +27,7 @@ from ..schema_limits import check_schema_depth
 from .catalog import ActionSpec
 from .input_issues import check_schema
 from .mcp_session import McpServer
+from .validators import schema_output_check
 
 __all__ = ["checked_reverts", "is_tool_of", "needs_approval", "result_value", "tool_actions"]
 
@@ -150,6 +151,8 @@ def _spec(action_name: str, tool: Any, approval: bool) -> ActionSpec:
         except LimitExceeded as exc:
             warnings.warn(f"action {action_name}: its output is undeclared ({exc})", stacklevel=4)
             output_schema = None
+    # the tool's result is the action's output, checked by the product (the SDK's own check is off: mcp_session)
+    check_output = schema_output_check(output_schema) if output_schema else None
     schema = tool.input_schema
     try:
         check_schema_depth(schema, "its inputSchema")
@@ -162,7 +165,9 @@ def _spec(action_name: str, tool: Any, approval: bool) -> ActionSpec:
             f"unchecked ({str(exc).splitlines()[0]})",
             stacklevel=4,
         )
-        return ActionSpec(action_name, description, output_schema=output_schema, approval=approval)
+        return ActionSpec(
+            action_name, description, output_schema=output_schema, approval=approval, _check_output=check_output
+        )
 
     def validate(value: Any) -> Any:
         return check_schema(checker, {} if value is None else value)
@@ -175,4 +180,5 @@ def _spec(action_name: str, tool: Any, approval: bool) -> ActionSpec:
         input_optional=checker.is_valid({}),  # no input is the empty object of arguments
         approval=approval,
         _validate=validate,
+        _check_output=check_output,
     )

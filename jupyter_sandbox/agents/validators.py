@@ -139,14 +139,15 @@ def type_output(annotation: Any) -> tuple[dict[str, Any], Validate | None]:
         except PydanticSerializationError as exc:
             if "SerializationUnexpectedValue" not in str(exc):
                 raise  # a value pydantic cannot serialize at all: not JSON (catalog's dump says so)
-            raise InputInvalid([{"path": "$", "message": _first_line(exc)}]) from None
+            raise InputInvalid([{"path": "$", "message": _serialization_problem(exc)}]) from None
 
     return schema, dump
 
 
 def schema_output_check(schema: dict[str, Any]) -> CheckOutput:
     """The issues of a returned value (JSON values) against a JSON Schema; its validator is built at the
-    first check (an MCP tool's schema, read with its tools, costs nothing until a call returns)."""
+    first check (an MCP tool's schema, read with its tools, costs nothing until a call returns, and jsonschema
+    is imported then)."""
     checker: list[Any] = []
 
     def issues(value: Any) -> list[dict[str, str]]:
@@ -191,8 +192,9 @@ def _refs(schema: Any) -> list[str]:
     return []
 
 
-def _first_line(exc: Exception) -> str:
-    """pydantic's text of a serialization that met a value of another type than its field's, first line."""
+def _serialization_problem(exc: Exception) -> str:
+    """What pydantic says of a serialization that met a value of another type than its field's: the last line
+    of its text, the one that names the field and the value (the first says only that there were warnings)."""
     text = str(exc).strip().splitlines()
     return text[-1].strip() if text else "a value is not of its declared type"
 
