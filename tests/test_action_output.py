@@ -85,14 +85,18 @@ def test_an_uncaught_refused_result_reaches_python_with_its_issues():
     ]
 
 
-def test_a_refused_result_is_journaled_and_replayed_without_calling_again():
+def seen_after_a_pause(fn, read: str):
+    """Register ``fn`` as an action, call it in a script that catches its failure and keeps ``e.<read>``, pause
+    at a gate, resume: what the script kept, as the replay served it, and how often ``fn`` ran."""
     calls = []
-    with Sandbox() as sb:
 
-        @sb.action
-        def count() -> int:
-            calls.append(1)
-            return "two"  # type: ignore[return-value]
+    def counted():
+        calls.append(1)
+        return fn()
+
+    counted.__annotations__ = fn.__annotations__
+    with Sandbox() as sb:
+        sb.action(counted, name="returns")
 
         @sb.action
         def gate(resume=None):
@@ -100,18 +104,21 @@ def test_a_refused_result_is_journaled_and_replayed_without_calling_again():
                 raise ActionInterrupt(data="go on?")
             return True
 
-        script = (
-            "let seen; try { await actions.count() } catch (e) { seen = e.issues } await actions.gate(); return seen"
-        )
+        script = f"let seen; try {{ await actions.returns() }} catch (e) {{ seen = e.{read} }}\n"
+        script += "await actions.gate(); return seen"
         with pytest.raises(SandboxInterrupt) as paused:
             sb.eval(script)
-        assert sb.resume(paused.value.run_id, True).output == [
-            {
-                "path": "$",
-                "message": 'Input should be a valid integer, unable to parse string as an integer (got "two")',
-            }
-        ]
-    assert calls == [1]
+        return sb.resume(paused.value.run_id, True).output, len(calls)
+
+
+def test_a_refused_result_is_journaled_and_replayed_without_calling_again():
+    def count() -> int:
+        return "two"  # type: ignore[return-value]
+
+    assert seen_after_a_pause(count, "issues") == (
+        [{"path": "$", "message": 'Input should be a valid integer, unable to parse string as an integer (got "two")'}],
+        1,
+    )
 
 
 SCHEMAS = st.sampled_from(
@@ -257,27 +264,11 @@ def test_another_model_with_the_declared_fields_is_taken_as_its_fields():
 
 
 def test_a_failure_in_the_output_types_own_code_is_the_calls_failure_journaled_once():
-    calls = []
-    with Sandbox() as sb:
+    def explode() -> Exploding:
+        return Exploding(a=1)
 
-        @sb.action
-        def explode() -> Exploding:
-            calls.append(1)
-            return Exploding(a=1)
-
-        @sb.action
-        def gate(resume=None):
-            if resume is None:
-                raise ActionInterrupt(data="go on?")
-            return True
-
-        script = (
-            "let seen; try { await actions.explode() } catch (e) { seen = e.message } await actions.gate(); return seen"
-        )
-        with pytest.raises(SandboxInterrupt) as paused:
-            sb.eval(script)
-        assert sb.resume(paused.value.run_id, True).output == "RuntimeError: computed field failed"
-    assert calls == [1]  # the failure was journaled: the resume did not call the action again
+    # the failure was journaled: the resume served it and did not call the action again
+    assert seen_after_a_pause(explode, "message") == ("RuntimeError: computed field failed", 1)
 
 
 def test_a_failure_in_the_input_types_own_code_is_the_calls_failure():
